@@ -1,0 +1,53 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "pagesync",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pagesyncd", targets: ["pagesyncd"]),
+        .executable(name: "pagesync", targets: ["pagesync"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
+    ],
+    targets: [
+        // libuv, from the system (libuv1-dev).
+        .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+
+        // Functional core: pure Swift, no I/O.
+        .target(name: "PageSyncCore"),
+        .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
+
+        // Imperative shell: the only module that touches libuv.
+        .target(name: "UV", dependencies: ["CLibUV"]),
+
+        // The daemon: coordinator actor, sessions, persistence, configuration.
+        .target(name: "PageSyncServer", dependencies: [
+            "PageSyncCore", "UV",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Configuration", package: "swift-configuration"),
+        ]),
+
+        // Executables only wire things together.
+        .executableTarget(name: "pagesyncd", dependencies: [
+            "PageSyncServer", "PageSyncCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "pagesync", dependencies: [
+            "PageSyncPager", "PageSyncCore", "UV",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
+        .testTarget(name: "UVTests", dependencies: ["UV"]),
+        .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"]),
+        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"]),
+        // Runs the real binaries over real sockets.
+        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,4 @@
+#ifndef PAGESYNC_CLIBUV_SHIM_H
+#define PAGESYNC_CLIBUV_SHIM_H
+#include <uv.h>
+#endif
