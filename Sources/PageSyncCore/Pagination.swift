@@ -161,8 +161,7 @@ public struct PageIndexer: Sendable {
         var finalStart = pageStart
         switch pagination {
         case .formFeed:
-            // "\f\r" at the very end: the CR belongs to the break.
-            if skip == .afterFFCR { finalStart = position }
+            break
         case .separator:
             if lineStart < position && lineMatches() {
                 // The file ends with a separator line without an LF.
