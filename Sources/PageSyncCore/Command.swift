@@ -39,6 +39,14 @@ public struct ProtocolError: Error, Equatable, Sendable {
     public static func malformed(_ message: String) -> ProtocolError {
         ProtocolError(code: .malformed, message: message)
     }
+
+    /// The 413 error for a line over the limit: `line longer than <max> bytes`.
+    public static func lineTooLong(maxLineLength: Int) -> ProtocolError {
+        ProtocolError(code: .tooLong, message: "line longer than \(maxLineLength) bytes")
+    }
+
+    /// The 503 error sent to a connection past `max-clients`: `server full`.
+    public static let serverFull = ProtocolError(code: .full, message: "server full")
 }
 
 /// A page turn a client asks for.

@@ -55,6 +55,12 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.error(ProtocolError(code: .notFound, message: "no room \"nowhere\""))) == "ERR 404 no room \"nowhere\"\n")
     }
 
+    @Test func cannedErrors() {
+        #expect(str(Wire.error(.lineTooLong(maxLineLength: 4096))) == "ERR 413 line longer than 4096 bytes\n")
+        #expect(str(Wire.error(.serverFull)) == "ERR 503 server full\n")
+        #expect(str(Wire.error(.malformed("empty line"))) == "ERR 400 empty line\n")
+    }
+
     @Test func errorMessagesStayOnOneLine() {
         #expect(str(Wire.error(.malformed("a\nb\r\nc"))) == "ERR 400 a b  c\n")
     }
