@@ -1,3 +1,4 @@
+import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,8 +33,9 @@ private func epollControl(_ epfd: Int32, _ op: Int32, _ fd: Int32, _ events: UIn
 }
 
 /// The raw floor: a minimal single-threaded epoll broadcaster. Every line a connection sends is
-/// written, with one plain `write()` per connection, to every *other* connection; `PING` is
-/// answered with `PONG` to the sender only. What a socket does not take is kept and flushed on
+/// written, with plain `write()` calls, to every *other* connection: the lines of one read are
+/// sent as one batch, one `write()` per connection (a single change is one write of one line);
+/// `PING` is answered with `PONG` to the sender only. What a socket does not take is kept and flushed on
 /// `EPOLLOUT`. No framing library, no allocation per delivery: it marks what this machine can do.
 final class FloorServer {
     private final class Connection {
@@ -138,24 +140,28 @@ final class FloorServer {
                 drop(connection); return
             }
             connection.inbound.append(contentsOf: buffer[0..<n])
+            // Every complete line of this read: PINGs are answered; the others are gathered
+            // into one batch that goes to every other connection with one write() each.
+            var batch: [UInt8] = []
             var start = 0
             while let nl = connection.inbound[start...].firstIndex(of: 0x0A) {
-                let line = Array(connection.inbound[start...nl])
+                let line = connection.inbound[start...nl]
                 start = nl + 1
-                handle(line, from: connection)
-                if byFD[Int(connection.fd)] !== connection { return }
+                if line.count >= 4 && line.starts(with: [0x50, 0x49, 0x4E, 0x47]) {  // PING
+                    send(Array("PONG\n".utf8), to: connection)
+                } else {
+                    batch.append(contentsOf: line)
+                }
             }
             connection.inbound.removeFirst(start)
+            if !batch.isEmpty { broadcast(batch, from: connection) }
+            if byFD[Int(connection.fd)] !== connection { return }
             if n < buffer.count { return }
         }
     }
 
-    private func handle(_ line: [UInt8], from sender: Connection) {
-        if line.count >= 4 && line[0] == 0x50 && line[1] == 0x49 && line[2] == 0x4E && line[3] == 0x47 {  // PING
-            send(Array("PONG\n".utf8), to: sender)
-            return
-        }
-        line.withUnsafeBytes { bytes in
+    private func broadcast(_ batch: [UInt8], from sender: Connection) {
+        batch.withUnsafeBytes { bytes in
             var i = 0
             while i < active.count {
                 let connection = active[i]
@@ -202,5 +208,26 @@ final class FloorServer {
         guard connection.wantsWrite != on else { return }
         connection.wantsWrite = on
         epollControl(epollFD, EPOLL_CTL_MOD_, connection.fd, EPOLL_IN | (on ? EPOLL_OUT : 0))
+    }
+}
+
+/// `pagesync-bench free-port`: prints a TCP port on 127.0.0.1 that was free a moment ago (for
+/// servers that cannot pick their own, like redis-server).
+struct FreePortCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "free-port", abstract: "Print a free TCP port on 127.0.0.1.")
+
+    func run() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard ok else { throw ExitCode(1) }
+        writeAll(1, "\(UInt16(bigEndian: address.sin_port))\n")
     }
 }

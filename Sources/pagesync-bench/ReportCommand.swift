@@ -34,7 +34,7 @@ struct ReportCommand: ParsableCommand {
         ("churn_rss_delta_kib", "RSS after churn − before (KiB)"), ("churn_fd_delta", "fds after churn − before"),
         ("open_errors", "errors opening followers"), ("fanout_errors", "fan-out phase errors"),
         ("throughput_errors", "throughput phase errors"), ("driver_errors", "driver ERR replies"),
-        ("payload_bytes", "bytes per delivery (payload)"),
+        ("payload_bytes", "bytes per delivery (payload)"), ("failed", "bench failed (runs)"),
         ("doc_open_ms", "document: open+index until listening (ms)"), ("doc_hwm_mib", "document: peak RSS VmHWM (MiB)"),
         ("doc_text_p50_us", "document: TEXT middle page p50 (µs)"), ("doc_text_p99_us", "document: TEXT middle page p99 (µs)"),
     ]
