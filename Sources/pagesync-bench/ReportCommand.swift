@@ -26,6 +26,7 @@ struct ReportCommand: ParsableCommand {
         ("fanout_p50_us", "fan-out p50 (µs)"), ("fanout_p90_us", "fan-out p90 (µs)"),
         ("fanout_p99_us", "fan-out p99 (µs)"), ("fanout_max_us", "fan-out max (µs)"),
         ("throughput_dps", "fan-out throughput (deliveries/s)"), ("delivered_pct", "delivered (% of N×M)"),
+        ("throughput_cps", "changes/s until every follower has the last one"),
         ("rtt_p50_us", "round trip p50 (µs)"), ("rtt_p99_us", "round trip p99 (µs)"),
         ("mem_per_conn_bytes", "RSS per idle connection (bytes)"),
         ("max_clients_attempted", "max clients: attempted"), ("max_clients_held", "max clients: held"),

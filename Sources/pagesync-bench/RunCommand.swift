@@ -176,6 +176,7 @@ struct Run: ParsableCommand {
                 if seconds > 0 {
                     let expected = opened.ready * m
                     sink.add("throughput_dps", n: n, Double(delivered) / seconds)
+                    sink.add("throughput_cps", n: n, Double(m) / seconds)
                     sink.add("delivered_pct", n: n, 100 * Double(delivered) / Double(expected))
                     log("\(sink.label) N=\(n) throughput: \(delivered)/\(expected) deliveries (\(m) changes) in \(fmt(seconds * 1000)) ms = \(fmt(Double(delivered) / seconds, 0))/s, lost \(lost)")
                 }
