@@ -142,19 +142,23 @@ final class FloorServer {
             connection.inbound.append(contentsOf: buffer[0..<n])
             // Every complete line of this read: PINGs are answered; the others are gathered
             // into one batch that goes to every other connection with one write() each.
+            // PONGs go out after the batch, so a PING after a line acknowledges its broadcast.
             var batch: [UInt8] = []
+            var pings = 0
             var start = 0
             while let nl = connection.inbound[start...].firstIndex(of: 0x0A) {
                 let line = connection.inbound[start...nl]
                 start = nl + 1
                 if line.count >= 4 && line.starts(with: [0x50, 0x49, 0x4E, 0x47]) {  // PING
-                    send(Array("PONG\n".utf8), to: connection)
+                    pings += 1
                 } else {
                     batch.append(contentsOf: line)
                 }
             }
             connection.inbound.removeFirst(start)
             if !batch.isEmpty { broadcast(batch, from: connection) }
+            if byFD[Int(connection.fd)] !== connection { return }
+            for _ in 0..<pings { send(Array("PONG\n".utf8), to: connection) }
             if byFD[Int(connection.fd)] !== connection { return }
             if n < buffer.count { return }
         }

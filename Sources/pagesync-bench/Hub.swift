@@ -340,6 +340,62 @@ final class Hub {
         driver.write(bytes)
     }
 
+    /// Paced throughput: the driver sends change i+1 as soon as the server acknowledged change i
+    /// (pagesyncd `OK`, redis `:n`, NATS/floor `PONG` after the change), so every change is fanned
+    /// out on its own; ends when every follower has the last change. Returns (deliveries,
+    /// seconds, lost, error).
+    func paced(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
+        guard let driver else { done(0, 0, 0, "no driver"); return }
+        let target = self.target
+        var remaining = links.count
+        var delivered = 0
+        var lost = 0
+        var last: UInt64 = 0
+        var sent = 0
+        let start = monotonicNanoseconds()
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for link in links { link.onLine = nil }
+            driver.onLine = { [unowned self] line, _ in driverIdle(line) }
+            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
+        }
+        let ack: [UInt8] = target == .nats ? Array("PING\r\n".utf8) : target == .floor ? Array("PING\n".utf8) : []
+        func sendNext() {
+            guard sent < changes else { return }
+            sent += 1
+            driver.write(change(sent) + ack)
+        }
+        driver.onLine = { [unowned self] line, _ in
+            let acknowledged: Bool
+            switch target {
+            case .pagesyncd: acknowledged = line.hasASCIIPrefix("OK page=") || line.hasASCIIPrefix("ERR")
+            case .redis: acknowledged = line.hasASCIIPrefix(":")
+            case .nats, .floor: acknowledged = line.hasASCIIPrefix("PONG")
+            }
+            if acknowledged { sendNext() } else { driverIdle(line) }
+        }
+        for link in links {
+            link.onLine = { line, _ in
+                guard line.hasASCIIPrefix("T ") else { return }
+                let words = line.string.split(separator: " ")
+                guard words.count == 4, let t = UInt64(words[1]), let d = Int(words[2]), let l = Int(words[3]) else { return }
+                delivered += d
+                lost += l
+                last = max(last, t)
+                remaining -= 1
+                if remaining == 0 { finish(nil) }
+            }
+        }
+        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) {
+            finish("timed out after \(stallMs) ms (\(sent) of \(changes) changes sent)")
+        }
+        sendNext()
+    }
+
     /// Round trip: `count` sequential pings on a fresh connection (one warm-up ping first).
     /// Returns microseconds per ping.
     func roundTrips(count: Int, _ done: @escaping ([Double], String?) -> Void) {

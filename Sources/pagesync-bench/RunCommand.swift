@@ -93,6 +93,7 @@ struct Run: ParsableCommand {
 
         func rss() -> Int? { serverPID.flatMap { ProcessProbe.statusKiB(pid: $0, field: "VmRSS") } }
         func fds() -> Int? { serverPID.flatMap { ProcessProbe.fdCount(pid: $0) } }
+        let initialFDs = fds()
 
         /// Opens `count` followers spread over the workers; returns (links used, ready, errors, reasons).
         func open(_ count: Int, idleTimeoutMs: Int) -> (links: [LoopBound<Link>], ready: Int, errors: Int, reasons: String) {
@@ -180,6 +181,21 @@ struct Run: ParsableCommand {
                     sink.add("delivered_pct", n: n, 100 * Double(delivered) / Double(expected))
                     log("\(sink.label) N=\(n) throughput: \(delivered)/\(expected) deliveries (\(m) changes) in \(fmt(seconds * 1000)) ms = \(fmt(Double(delivered) / seconds, 0))/s, lost \(lost)")
                 }
+
+                // Paced throughput: each change waits for the server's acknowledgement of the
+                // previous one, so no server can merge changes that arrive in one read.
+                let base3: Int = runner.sync { done in hub.value.phaseBase(done) }
+                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base3) \(m) T" }, expect: "ARMED", done) }
+                let (pDelivered, pSeconds, pLost, pError): (Int, Double, Int, String?) = runner.sync { done in
+                    hub.value.paced(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
+                }
+                if let pError { log("\(sink.label) N=\(n) paced throughput: \(pError)"); sink.add("paced_errors", n: n, 1) }
+                if pSeconds > 0 {
+                    let expected = opened.ready * m
+                    sink.add("paced_dps", n: n, Double(pDelivered) / pSeconds)
+                    sink.add("paced_delivered_pct", n: n, 100 * Double(pDelivered) / Double(expected))
+                    log("\(sink.label) N=\(n) paced throughput: \(pDelivered)/\(expected) deliveries (\(m) changes) in \(fmt(pSeconds * 1000)) ms = \(fmt(Double(pDelivered) / pSeconds, 0))/s, lost \(pLost)")
+                }
                 closeAll()
                 sleepMilliseconds(300)
             }
@@ -190,7 +206,15 @@ struct Run: ParsableCommand {
         }
 
         if tests.contains("maxclients") {
-            let baseFDs = fds()
+            // Wait (up to 10 s) until the server has closed what earlier phases left behind.
+            var baseFDs = fds()
+            if let initialFDs {
+                var waitedMs = 0
+                while let now = baseFDs, now > initialFDs, waitedMs < 10_000 {
+                    sleepMilliseconds(100); waitedMs += 100
+                    baseFDs = fds()
+                }
+            }
             let attempt = maxClients ?? (20_000 - (baseFDs ?? 10))
             let started = monotonicNanoseconds()
             let opened = open(attempt, idleTimeoutMs: 3000)
