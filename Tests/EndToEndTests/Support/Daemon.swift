@@ -59,12 +59,13 @@ final class Workspace: @unchecked Sendable {
         return url
     }
 
-    /// Starts `pagesyncd` with `documents` (file names in this workspace, in order) and `arguments`,
-    /// listening on an ephemeral port with `--state-dir <root>/state` unless `arguments` say otherwise.
-    func startDaemon(documents: [String] = [], arguments: [String] = []) async throws -> Daemon {
+    /// Starts `pagesyncd` with `documents` (file names in this workspace, in order) and `arguments`.
+    /// With `addDefaults` it listens on an ephemeral port with `--state-dir <root>/state` unless
+    /// `arguments` say otherwise; without, the arguments are passed as they are (config-file tests).
+    func startDaemon(documents: [String] = [], arguments: [String] = [], addDefaults: Bool = true) async throws -> Daemon {
         var args = documents.map { url($0).path }
-        if !arguments.contains("--listen") { args += ["--listen", "127.0.0.1:0"] }
-        if !arguments.contains("--state-dir") { args += ["--state-dir", stateDir.path] }
+        if addDefaults && !arguments.contains("--listen") { args += ["--listen", "127.0.0.1:0"] }
+        if addDefaults && !arguments.contains("--state-dir") { args += ["--state-dir", stateDir.path] }
         args += arguments
         let index = daemons.withLock { $0.count }
         let daemon = try Daemon(arguments: args, log: root.appendingPathComponent("pagesyncd-\(index).log"))

@@ -204,6 +204,12 @@ final class LineClient: @unchecked Sendable {
         return Reply(header: header, lines: lines)
     }
 
+    /// Returns and forgets the events `readReply()` skipped.
+    func takeSkippedEvents() -> [ServerLine] {
+        defer { skippedEvents.removeAll() }
+        return skippedEvents
+    }
+
     /// Sends `line` and returns its reply (skipping events that come first).
     func command(_ line: String) async throws -> Reply {
         try await send(line)
