@@ -66,9 +66,18 @@ struct BackpressureTests {
             }
             let width = command(0).utf8.count
             let total = 150_000  // ~16 MiB of commands, ~16 MiB of replies if nothing throttled
-            var payload: [UInt8] = []
-            payload.reserveCapacity(total * width)
-            for i in 0..<total { payload += Array(command(i).utf8) }
+            // Every command has the same width, so a byte offset tells which command it is in.
+            var payload = [UInt8](repeating: 0, count: total * width)
+            let template = Array(command(0).utf8)
+            for i in 0..<total {
+                let start = i * width
+                payload.replaceSubrange(start..<(start + width), with: template)
+                var n = i
+                for digit in stride(from: start + 10, through: start + 5, by: -1) {
+                    payload[digit] = UInt8(ascii: "0") + UInt8(n % 10)
+                    n /= 10
+                }
+            }
 
             let baseline = try daemon.rssKiB()
             let sent = try await flooder.sendUntilStalled(payload)

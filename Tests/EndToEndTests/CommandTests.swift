@@ -111,7 +111,7 @@ struct CommandTests {
     func statusPingHelpQuit() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
             let (client, hello) = try await daemon.join()
-            let (_, _) = try await daemon.join(label: "other")
+            let (other, _) = try await daemon.join(label: "other")
             let status = try await client.ok("STATUS")
             #expect(status["room"] == "talk" && status.page == 1 && status.pages == 6 && status.version == 0)
             #expect(status["by"] == "-" && status["doc"] == hello["doc"] && status["wrap"] == "no")
@@ -126,6 +126,7 @@ struct CommandTests {
             }
             #expect(try await client.command("QUIT").header.raw == "OK BYE")
             try await client.expectClosed()
+            #expect(try await eventually { try await other.ok("STATUS").int("clients") == 1 }, "QUIT leaves the room")
         }
     }
 

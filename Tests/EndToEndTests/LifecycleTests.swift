@@ -113,33 +113,27 @@ struct LifecycleTests {
 struct ProcessResult: Sendable {
     /// stdout and stderr together.
     var output: String
-    /// The exit status (or the signal number if a signal killed it).
+    /// The exit status (128 + the signal number if a signal killed it, as shells report it).
     var status: Int32
 }
 
 /// Runs `executable` with `arguments` (stdin from /dev/null), waits up to `timeout`, returns its output.
-func runProcess(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(10)) async throws -> ProcessResult {
+func runProcess(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ProcessResult {
     let workspace = try Workspace()
     defer { try? FileManager.default.removeItem(at: workspace.root) }
     let outputURL = workspace.url("output")
     let fd = open(outputURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw HarnessError("open \(outputURL.path) failed") }
-    let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning {
-        if ContinuousClock.now > deadline {
-            process.terminate()
-            throw HarnessError("\(executable) \(arguments) did not finish within \(timeout)")
-        }
-        try await Task.sleep(for: .milliseconds(10))
+    let process = try ChildProcess(executable: executable, arguments: arguments, outputFD: fd)
+    Glibc.close(fd)
+    guard let termination = try await process.wait(timeout: timeout) else {
+        process.send(signal: SIGKILL)
+        _ = try await process.wait(timeout: .seconds(5))
+        throw HarnessError("\(executable) \(arguments) did not finish within \(timeout)")
     }
     let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-    return ProcessResult(output: output, status: process.terminationStatus)
+    switch termination {
+    case .exited(let status): return ProcessResult(output: output, status: status)
+    case .signaled(let signal): return ProcessResult(output: output, status: 128 + signal)
+    }
 }

@@ -116,7 +116,7 @@ final class Daemon: @unchecked Sendable {
     let pid: Int32
     /// Its argument list, for messages.
     let arguments: [String]
-    private let process: Process
+    private let process: ChildProcess
     private let log: URL
     /// Set once the test itself asked the process to end (a signal), so an exit is not a crash.
     private let exitExpected = Atomic<Bool>(false)
@@ -127,15 +127,9 @@ final class Daemon: @unchecked Sendable {
         self.log = log
         let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard logFD >= 0 else { throw HarnessError("open \(log.path): \(String(cString: strerror(errno)))") }
-        let logHandle = FileHandle(fileDescriptor: logFD, closeOnDealloc: true)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Binaries.pagesyncd())
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        try process.run()
-        pid = process.processIdentifier
+        defer { Glibc.close(logFD) }
+        process = try ChildProcess(executable: try Binaries.pagesyncd(), arguments: arguments, outputFD: logFD)
+        pid = process.pid
     }
 
     /// Everything the daemon wrote to stderr (and stdout) so far.
@@ -192,7 +186,7 @@ final class Daemon: @unchecked Sendable {
     /// Sends `signal` to the daemon. SIGTERM, SIGINT and SIGKILL mark its exit as expected.
     func send(signal: Int32) {
         if [SIGTERM, SIGINT, SIGKILL].contains(signal) { exitExpected.store(true, ordering: .relaxed) }
-        kill(pid, signal)
+        process.send(signal: signal)
     }
 
     /// `kill -9`.
@@ -201,23 +195,11 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// How the process ended, or nil while it runs.
-    var termination: Termination? {
-        guard !process.isRunning else { return nil }
-        switch process.terminationReason {
-        case .exit: return .exited(process.terminationStatus)
-        case .uncaughtSignal: return .signaled(process.terminationStatus)
-        @unknown default: return .exited(process.terminationStatus)
-        }
-    }
+    var termination: Termination? { process.termination }
 
     /// Waits up to `timeout` for the process to end and returns how it ended; fails on timeout.
     func waitForExit(timeout: Duration) async throws -> Termination {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let termination { return termination }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        if let termination { return termination }
+        if let termination = try await process.wait(timeout: timeout) { return termination }
         throw HarnessError("pagesyncd still running \(timeout) later; stderr:\n\(tail(stderr))")
     }
 
@@ -230,7 +212,7 @@ final class Daemon: @unchecked Sendable {
             return
         }
         exitExpected.store(true, ordering: .relaxed)
-        kill(pid, SIGKILL)
-        _ = try? await waitForExit(timeout: .seconds(10))
+        process.send(signal: SIGKILL)
+        _ = try? await process.wait(timeout: .seconds(10))
     }
 }

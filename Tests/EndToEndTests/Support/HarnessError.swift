@@ -26,3 +26,14 @@ let stepTimeoutSeconds: Int = {
 func tail(_ text: String, _ limit: Int = 2000) -> String {
     text.count <= limit ? text : "…" + text.suffix(limit)
 }
+
+/// Re-checks `condition` every 20 ms, up to `attempts` times, and returns whether it became true.
+/// For effects the daemon applies just after the event a client can observe (a closed connection
+/// leaves the client count a moment later), never for measuring speed.
+func eventually(attempts: Int = 100, _ condition: () async throws -> Bool) async throws -> Bool {
+    for _ in 0..<attempts {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
