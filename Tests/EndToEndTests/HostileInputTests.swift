@@ -153,4 +153,22 @@ struct HostileInputTests {
             #expect(reusable, "a slot freed by QUIT was never reusable")
         }
     }
+
+    @Test("TCP keepalive is on for client connections, so dead peers are noticed")
+    func keepaliveIsOn() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (client, _) = try await daemon.join()
+            _ = try await client.sync()
+            // /proc/net/tcp: "tr" 02 on an idle established socket is the keepalive timer;
+            // "tm->when" is when it fires, in jiffies. Find the daemon's end of this connection.
+            let local = String(format: "0100007F:%04X", daemon.port)
+            let remote = String(format: "0100007F:%04X", client.localPort)
+            let table = try readProcFile("/proc/net/tcp")
+            let rows: [[Substring]] = table.split(separator: "\n").map { $0.split(separator: " ") }
+            let match = rows.first { row in row.count > 5 && row[1] == local && row[2] == remote }
+            let row = try #require(match, "the daemon's socket for this client (\(local) -> \(remote)) is not in /proc/net/tcp")
+            let timer = row[5].split(separator: ":")
+            #expect(timer.first == "02", "no keepalive timer on the daemon's socket: \(row.joined(separator: " "))")
+        }
+    }
 }

@@ -175,7 +175,7 @@ final class Daemon: @unchecked Sendable {
 
     /// The resident set size from `/proc/<pid>/status` (VmRSS), in KiB.
     func rssKiB() throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let status = try readProcFile("/proc/\(pid)/status")
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
               let kib = Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" })[1]) else {
             throw HarnessError("no VmRSS in /proc/\(pid)/status")

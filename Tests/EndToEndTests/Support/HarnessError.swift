@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A failure of the end-to-end harness or of the daemon under test, with a message that says
 /// what was expected and what was seen. Tests throw it to stop at the first broken step.
@@ -36,4 +39,21 @@ func eventually(attempts: Int = 100, _ condition: () async throws -> Bool) async
         try await Task.sleep(for: .milliseconds(20))
     }
     return try await condition()
+}
+
+/// Reads a whole `/proc` file with read(2) until end of file. (Foundation trusts the reported size,
+/// which is 0 for `/proc` files, and may stop after the first page.)
+func readProcFile(_ path: String) throws -> String {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw HarnessError("open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n > 0 { bytes += chunk[0..<n]; continue }
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 { throw HarnessError("read \(path): \(String(cString: strerror(errno)))") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

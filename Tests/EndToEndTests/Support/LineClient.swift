@@ -256,6 +256,16 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// The client's own (ephemeral) TCP port.
+    var localPort: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
     /// Bytes received but not yet returned as lines.
     var bufferedByteCount: Int { buffer.count - readIndex }
 
