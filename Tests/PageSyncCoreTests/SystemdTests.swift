@@ -198,3 +198,27 @@ struct SystemdJournalPriorityTests {
         #expect(JournalPriority.allCases.map(\.rawValue) == Array(0...7))
     }
 }
+
+@Suite("JournalStream")
+struct SystemdJournalStreamTests {
+    @Test func parses() throws {
+        let stream = try #require(JournalStream(parsing: "8:123456"))
+        #expect(stream == JournalStream(device: 8, inode: 123_456))
+        #expect(stream.matches(device: 8, inode: 123_456))
+        #expect(!stream.matches(device: 8, inode: 1))
+        #expect(!stream.matches(device: 9, inode: 123_456))
+    }
+
+    @Test(arguments: ["", ":", "8", "8:", ":9", "8:9:10", "a:b", "-1:2", "8 :9"])
+    func rejectsGarbage(_ text: String) {
+        #expect(JournalStream(parsing: text) == nil)
+    }
+}
+
+@Suite("Status text")
+struct SystemdStatusTextTests {
+    @Test func pluralization() {
+        #expect(NotifyMessage.statusText(rooms: 1, clients: 1) == "1 room, 1 client")
+        #expect(NotifyMessage.statusText(rooms: 3, clients: 0) == "3 rooms, 0 clients")
+    }
+}

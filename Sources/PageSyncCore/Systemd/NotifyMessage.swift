@@ -57,3 +57,10 @@ public enum NotifyMessage: Equatable, Sendable {
         return out
     }
 }
+
+extension NotifyMessage {
+    /// The daemon's conventional status text, e.g. `"3 rooms, 1 client"`.
+    public static func statusText(rooms: Int, clients: Int) -> String {
+        "\(rooms) \(rooms == 1 ? "room" : "rooms"), \(clients) \(clients == 1 ? "client" : "clients")"
+    }
+}
