@@ -12,7 +12,8 @@ import Testing
 @Suite("pagesyncd under systemd protocols", .serialized)
 struct SystemdDaemonTests {
     /// Starts pagesyncd serving one temp document, with extra environment.
-    static func launch(port: UInt16, environment extra: [String: String], in directory: URL) throws -> Process {
+    static func launch(port: UInt16, environment extra: [String: String], in directory: URL,
+                       standardError: FileHandle = FileHandle.nullDevice) throws -> Process {
         let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
         let document = try SystemdE2E.writeDocument(in: directory)
         let state = directory.appendingPathComponent("state")
@@ -28,7 +29,7 @@ struct SystemdDaemonTests {
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = standardError
         try process.run()
         return process
     }
@@ -162,5 +163,41 @@ struct SystemdDaemonTests {
 
         kill(process.processIdentifier, SIGTERM)
         #expect(Self.waitForExit(process, seconds: 5))
+    }
+
+    /// With JOURNAL_STREAM naming its stderr, every log line carries a `<N>` priority prefix;
+    /// without it, none does.
+    @Test(arguments: [true, false])
+    func journalPriorityPrefixes(journal: Bool) throws {
+        let directory = try SystemdE2E.temporaryDirectory("journal-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logURL = directory.appendingPathComponent("stderr.log")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        var info = stat()
+        try #require(fstat(log.fileDescriptor, &info) == 0)
+        let port = try SystemdE2E.freePort()
+        let environment = journal ? ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"] : [:]
+        let process = try Self.launch(port: port, environment: environment, in: directory, standardError: log)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let client = try #require(SystemdE2E.connect(port: port), "daemon did not listen")
+        _ = SystemdE2E.readLine(client)
+        close(client)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5))
+        try log.close()
+        let lines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n")
+        print("stderr with\(journal ? "" : "out") JOURNAL_STREAM:", lines.prefix(3))
+        #expect(!lines.isEmpty, "the daemon logged nothing")
+        func prefixed(_ line: Substring) -> Bool {
+            let bytes = Array(line.utf8)
+            return bytes.count >= 3 && bytes[0] == UInt8(ascii: "<") && (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(bytes[1])
+                && bytes[2] == UInt8(ascii: ">")
+        }
+        if journal {
+            #expect(lines.allSatisfy(prefixed), "lines without <N>: \(lines.filter { !prefixed($0) })")
+        } else {
+            #expect(!lines.contains(where: prefixed), "<N> prefixes outside the journal")
+        }
     }
 }
