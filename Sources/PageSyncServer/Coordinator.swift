@@ -91,6 +91,8 @@ public actor Coordinator {
     private var fileWatchers: [String: FileWatcher] = [:]
     private var reindexTimers: [String: UV.Timer] = [:]
     private var watchdogTimer: UV.Timer?
+    private var statusTimer: UV.Timer?
+    private var lastStatus = ""
     private var forceExitTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`. Call ``start()`` on the loop thread next.
@@ -153,12 +155,16 @@ public actor Coordinator {
         }
         watchDocuments()
         if let interval = observer.watchdogInterval {
+            // Pinged from the loop itself: a stuck loop stops the pings.
             let ms = UInt64(max(1, interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
             let timer = UV.Timer(loop: loop)
             let observer = self.observer
             timer.start(afterMilliseconds: ms, repeatMilliseconds: ms) { observer.watchdog() }
             watchdogTimer = timer
         }
+        let statusTimer = UV.Timer(loop: loop)
+        statusTimer.start(afterMilliseconds: 2000, repeatMilliseconds: 2000) { self.reportStatus() }
+        self.statusTimer = statusTimer
 
         for listener in listeners {
             if let address = listener.localAddress {
@@ -167,11 +173,20 @@ public actor Coordinator {
             }
         }
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory)")
-        observer.ready(status: statusLine)
+        lastStatus = statusLine
+        observer.ready(status: lastStatus)
     }
 
     private var statusLine: String {
         "\(sessions.count) client(s) in \(roomOrder.count) room(s)"
+    }
+
+    /// `STATUS=` for the service manager, sent only when it changed.
+    private func reportStatus() {
+        let line = statusLine
+        guard line != lastStatus else { return }
+        lastStatus = line
+        observer.status(line)
     }
 
     private func addRoom(_ roomConfig: RoomConfig, document: Document) {
@@ -220,6 +235,8 @@ public actor Coordinator {
         reindexTimers.removeAll()
         watchdogTimer?.close()
         watchdogTimer = nil
+        statusTimer?.close()
+        statusTimer = nil
         // Stop once every connection has flushed and closed; peers that do not
         // read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
