@@ -44,6 +44,7 @@ let package = Package(
             "PagerShell",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),

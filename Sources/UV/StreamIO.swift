@@ -1,0 +1,277 @@
+import CLibUV
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a stream's read callback receives.
+public enum StreamReadEvent {
+    /// Bytes read. The buffer is valid only during the callback; copy what you keep.
+    case data(UnsafeRawBufferPointer)
+    /// The peer closed its sending side. No more `.data` follows; close the stream when done writing.
+    case eof
+    /// Reading or writing failed (e.g. `ECONNRESET`, `EPIPE`). Delivered at most once;
+    /// nothing follows it. The stream stays open until you call `close()`.
+    case error(UVError)
+}
+
+/// The reading/writing engine shared by `TCPConnection` and `TTY`. Owns the libuv stream handle:
+/// `handle.data` holds a retained reference to this object until the close callback.
+///
+/// Write failures: the first failed write (synchronous or from the write callback, except
+/// `ECANCELED` caused by closing) stops reading, drops all later writes, and is reported as
+/// `.error` to the read callback on a later loop turn (never from inside `write`). If no read
+/// callback is installed at that time, the error is delivered as soon as `startReading` is called.
+final class StreamIO: UVHandleOwner {
+    let loop: EventLoop
+    let stream: UnsafeMutablePointer<uv_stream_t>
+    private(set) var isClosed = false
+    private(set) var isReading = false
+    /// Set once a shutdown was requested: writes are ignored from then on.
+    private var isShuttingDown = false
+    private var onRead: ((StreamReadEvent) -> Void)?
+    var onWritesDrained: (() -> Void)?
+    private var pendingWriteRequests = 0
+    /// The first write failure; all later writes are ignored.
+    private(set) var writeError: UVError?
+    /// An error not yet delivered to the read callback.
+    private var undeliveredError: UVError?
+    private var errorDelivered = false
+    /// Called after the stream was closed (from `close()`), for wrapper bookkeeping.
+    var onClosed: (() -> Void)?
+
+    /// Takes ownership of an initialized stream handle allocated with `HandleMemory.allocate`.
+    init(loop: EventLoop, stream: UnsafeMutablePointer<uv_stream_t>) {
+        self.loop = loop
+        self.stream = stream
+        HandleMemory.attach(self, to: asHandle(stream))
+    }
+
+    // MARK: Reading
+
+    func startReading(_ callback: @escaping (StreamReadEvent) -> Void) {
+        loop.assertOnLoopThread()
+        guard !isClosed else { return }
+        onRead = callback
+        if undeliveredError != nil {
+            scheduleErrorDelivery()
+            return
+        }
+        guard !isReading, !errorDelivered, writeError == nil else { return }
+        let result = uv_read_start(stream, { handle, _, buffer in
+            guard let handle, let buffer, let data = handle.pointee.loop.pointee.data else { return }
+            let loop = Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue()
+            buffer.pointee = uv_buf_init(loop.readBuffer.baseAddress?.assumingMemoryBound(to: CChar.self),
+                                         UInt32(loop.readBuffer.count))
+        }, { stream, count, _ in
+            guard let stream, let io = HandleMemory.owner(of: asHandle(stream), as: StreamIO.self) else { return }
+            io.didRead(count)
+        })
+        if result < 0 {
+            fail(UVError(code: result))
+        } else {
+            isReading = true
+        }
+    }
+
+    func stopReading() {
+        loop.assertOnLoopThread()
+        guard isReading else { return }
+        isReading = false
+        if !isClosed { uv_read_stop(stream) }
+    }
+
+    private func didRead(_ count: Int) {
+        if count > 0 {
+            let bytes = UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count)
+            onRead?(.data(bytes))
+        } else if count == Int(UV_EOF.rawValue) {
+            stopReading()
+            onRead?(.eof)
+        } else if count < 0 {
+            stopReading()
+            deliverError(UVError(code: Int32(count)))
+        }
+        // count == 0: EAGAIN-equivalent, nothing to do.
+    }
+
+    private func deliverError(_ error: UVError) {
+        guard !errorDelivered, !isClosed else { return }
+        errorDelivered = true
+        undeliveredError = nil
+        onRead?(.error(error))
+    }
+
+    /// Records a failure and reports it to the read callback on a later loop turn.
+    private func fail(_ error: UVError) {
+        guard !isClosed, !errorDelivered, undeliveredError == nil else { return }
+        stopReading()
+        undeliveredError = error
+        if onRead != nil { scheduleErrorDelivery() }
+    }
+
+    private func scheduleErrorDelivery() {
+        let box = UncheckedBox(self)
+        loop.execute {
+            let io = box.value
+            guard let error = io.undeliveredError, io.onRead != nil else { return }
+            io.deliverError(error)
+        }
+    }
+
+    // MARK: Writing
+
+    /// Bytes queued in libuv, not yet handed to the kernel.
+    var writeQueueSize: Int {
+        isClosed ? 0 : uv_stream_get_write_queue_size(stream)
+    }
+
+    /// True when writes are currently accepted.
+    private var acceptsWrites: Bool {
+        !isClosed && !isShuttingDown && writeError == nil && undeliveredError == nil
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        loop.assertOnLoopThread()
+        guard acceptsWrites, let base = bytes.baseAddress, bytes.count > 0 else { return }
+        var buffer = uv_buf_init(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), UInt32(bytes.count))
+        withUnsafeMutablePointer(to: &buffer) { pointer in
+            write(UnsafeMutableBufferPointer(start: pointer, count: 1))
+        }
+    }
+
+    func write(_ parts: [[UInt8]]) {
+        loop.assertOnLoopThread()
+        guard acceptsWrites else { return }
+        let parts = parts.filter { !$0.isEmpty }
+        guard !parts.isEmpty else { return }
+        // Collect stable pointers by nesting withUnsafeBufferPointer; beyond a small number of
+        // parts, write them in chunks (order is preserved either way).
+        let chunkSize = 16
+        var start = 0
+        while start < parts.count {
+            let end = min(start + chunkSize, parts.count)
+            var buffers: [uv_buf_t] = []
+            buffers.reserveCapacity(end - start)
+            collect(parts, start, end, &buffers)
+            start = end
+        }
+    }
+
+    private func collect(_ parts: [[UInt8]], _ index: Int, _ end: Int, _ buffers: inout [uv_buf_t]) {
+        if index == end {
+            buffers.withUnsafeMutableBufferPointer { write($0) }
+            return
+        }
+        parts[index].withUnsafeBufferPointer { part in
+            buffers.append(uv_buf_init(UnsafeMutableRawPointer(mutating: part.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                       UInt32(part.count)))
+            collect(parts, index + 1, end, &buffers)
+        }
+    }
+
+    /// uv_try_write everything at once; copy the remainder into one buffer owned by a uv_write_t.
+    private func write(_ buffers: UnsafeMutableBufferPointer<uv_buf_t>) {
+        guard acceptsWrites, let base = buffers.baseAddress else { return }
+        let total = buffers.reduce(0) { $0 + Int($1.len) }
+        guard total > 0 else { return }
+        var written = 0
+        if uv_stream_get_write_queue_size(stream) == 0 {
+            let result = uv_try_write(stream, base, UInt32(buffers.count))
+            if result >= 0 {
+                written = Int(result)
+            } else if result != UV_EAGAIN.rawValue && result != UV_ENOSYS.rawValue {
+                fail(UVError(code: result))
+                return
+            }
+        }
+        let remaining = total - written
+        guard remaining > 0 else { return }
+
+        guard let copy = malloc(remaining) else { fatalError("out of memory queueing \(remaining) bytes") }
+        var skip = written
+        var offset = 0
+        for buffer in buffers {
+            var length = Int(buffer.len)
+            var source = UnsafeRawPointer(buffer.base!)
+            if skip >= length { skip -= length; continue }
+            source += skip
+            length -= skip
+            skip = 0
+            (copy + offset).copyMemory(from: source, byteCount: length)
+            offset += length
+        }
+        let request = HandleMemory.allocateRequest(uv_write_t.self)
+        request.pointee.data = copy
+        var buffer = uv_buf_init(copy.assumingMemoryBound(to: CChar.self), UInt32(remaining))
+        let result = uv_write(request, stream, &buffer, 1) { request, status in
+            guard let request else { return }
+            free(request.pointee.data)
+            let stream = request.pointee.handle
+            HandleMemory.freeRequest(request)
+            guard let stream, let io = HandleMemory.owner(of: asHandle(stream), as: StreamIO.self) else { return }
+            io.didWrite(status: status)
+        }
+        if result < 0 {
+            free(copy)
+            HandleMemory.freeRequest(request)
+            fail(UVError(code: result))
+        } else {
+            pendingWriteRequests += 1
+        }
+    }
+
+    private func didWrite(status: Int32) {
+        pendingWriteRequests -= 1
+        if status < 0 {
+            if status != UV_ECANCELED.rawValue { fail(UVError(code: status)) }
+            return
+        }
+        if pendingWriteRequests == 0 && !isClosed && writeError == nil {
+            onWritesDrained?()
+        }
+    }
+
+    // MARK: Closing
+
+    func close() {
+        loop.assertOnLoopThread()
+        guard !isClosed else { return }
+        isClosed = true
+        isReading = false
+        onRead = nil
+        onWritesDrained = nil
+        HandleMemory.close(asHandle(stream))
+        let closed = onClosed
+        onClosed = nil
+        closed?()
+    }
+
+    /// Flushes queued writes (`uv_shutdown`), then closes. Stops reading immediately.
+    func shutdownAndClose() {
+        loop.assertOnLoopThread()
+        guard !isClosed, !isShuttingDown else { return }
+        stopReading()
+        onRead = nil
+        isShuttingDown = true
+        let request = HandleMemory.allocateRequest(uv_shutdown_t.self)
+        let result = uv_shutdown(request, stream) { request, _ in
+            guard let request else { return }
+            let stream = request.pointee.handle
+            HandleMemory.freeRequest(request)
+            guard let stream, let io = HandleMemory.owner(of: asHandle(stream), as: StreamIO.self) else { return }
+            io.close()
+        }
+        if result < 0 {
+            HandleMemory.freeRequest(request)
+            close()
+        }
+    }
+}
+
+/// Carries a loop-thread-only value through a `@Sendable` closure that will run on the same loop thread.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
