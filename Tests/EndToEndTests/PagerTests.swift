@@ -147,6 +147,35 @@ struct PagerTests {
         }
     }
 
+    @Test("an ERR from the server shows on the status line and the pager goes on; search; a lone Esc cancels a prompt")
+    func errorsSearchAndEscape() async throws {
+        try await withDaemon(["doc.txt": "alpha\nbeta\ngamma\n\u{0C}\nsecond page\n"]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                try await tmux.waitFor("t", showing: "alpha", "page 1/2")
+
+                try await tmux.type("t", "9g")
+                try await tmux.waitFor("t", showing: "no page 9", "page 1/2")
+
+                try await tmux.type("t", "/gam")
+                try await tmux.waitFor("t", showing: "/gam")
+                try await tmux.press("t", "Enter")
+                try await tmux.waitFor("t", showing: "/gam: line 3")
+
+                try await tmux.type("t", "/nothing")
+                try await tmux.waitFor("t", showing: "/nothing")
+                try await tmux.press("t", "Escape")
+                try await tmux.waitFor("t", "the prompt gone after Esc") { screen in
+                    let status = screen.split(separator: "\n").last ?? ""
+                    return status.hasPrefix("doc · page 1/2") && !status.contains("nothing")
+                }
+                try await tmux.press("t", "End")
+                try await tmux.waitFor("t", showing: "second page", "page 2/2")
+            }
+        }
+    }
+
     @Test("restarting the daemon: the pager says reconnecting…, then shows the room's page again")
     func daemonRestart() async throws {
         try await withWorkspace { workspace in
