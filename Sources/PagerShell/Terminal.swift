@@ -49,6 +49,8 @@ final class Terminal {
         } catch {
             throw PagerShellError("pagesync: cannot put the terminal in raw mode: \(error)")
         }
+        CrashGuard.install()
+        CrashGuard.setArmed(true)
         output.write(TerminalControl.enter)
         isEntered = true
     }
@@ -58,6 +60,7 @@ final class Terminal {
     func leave() {
         guard isEntered else { return }
         isEntered = false
+        CrashGuard.setArmed(false)
         output.write(TerminalControl.leave)
         do {
             try input.setMode(.normal)

@@ -275,6 +275,16 @@ struct PagerTests {
                 var modes = try await tmux.terminalModes("t")
                 #expect(!modes.alternateScreen && modes.cursorVisible)
 
+                // A crash (here SIGABRT from outside) restores the terminal too, then dies of its signal.
+                try await tmux.type("t", "clear; ulimit -c 0; " + (try pagerCommand(daemon)) + "; echo crash-status-$?", enter: true)
+                try await tmux.waitFor("t", showing: "this is page 1", "page 1/5")
+                let pager = try readProcFile("/proc/\(shell)/task/\(shell)/children")
+                    .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                for child in pager { Glibc.kill(child, SIGABRT) }
+                try await tmux.waitFor("t", showing: "crash-status-134")
+                modes = try await tmux.terminalModes("t")
+                #expect(!modes.alternateScreen && modes.cursorVisible)
+
                 // Nothing listens on the daemon's port once it is gone.
                 daemon.send(signal: SIGTERM)
                 _ = try await daemon.waitForExit(timeout: .seconds(10))
