@@ -41,6 +41,7 @@ let package = Package(
             "PageSyncPager", "PageSyncCore", "UV",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
         .testTarget(name: "UVTests", dependencies: ["UV"]),

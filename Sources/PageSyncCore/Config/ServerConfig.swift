@@ -1,0 +1,142 @@
+/// Where a room's document comes from.
+public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
+    /// A UTF-8 text file on disk, indexed by byte offsets and never loaded whole.
+    case file(String)
+    /// The short guide to pagesync compiled into the daemon.
+    case builtinGuide
+
+    /// The file path, or `(built-in guide)`.
+    public var description: String {
+        switch self {
+        case .file(let path): path
+        case .builtinGuide: "(built-in guide)"
+        }
+    }
+}
+
+/// One room as configured: a name, a document and how it behaves.
+public struct RoomConfig: Equatable, Sendable {
+    /// The room's name on the wire (`JOIN <name>`). Valid per ``Names/isValid(_:)``.
+    public var name: String
+    /// The document the room serves.
+    public var document: DocumentSource
+    /// How the document is split into pages.
+    public var pagination: Pagination
+    /// Whether the room wraps around at its ends (default: it stops there).
+    public var wraps: Bool
+    /// The control token of a presenter room; `nil` means anyone may turn pages.
+    public var token: String?
+
+    /// Creates a room configuration.
+    public init(name: String, document: DocumentSource, pagination: Pagination = .formFeed, wraps: Bool = false, token: String? = nil) {
+        self.name = name
+        self.document = document
+        self.pagination = pagination
+        self.wraps = wraps
+        self.token = token
+    }
+
+    /// The policy the room state machine enforces.
+    public var policy: RoomPolicy { RoomPolicy(wraps: wraps, requiresToken: token != nil) }
+
+    /// The built-in default room: the guide, paged at form feeds.
+    public static let builtinGuide = RoomConfig(name: "guide", document: .builtinGuide)
+}
+
+/// The daemon's whole configuration, after the config file and the command line were merged.
+public struct ServerConfig: Equatable, Sendable {
+    /// Where to listen. Default `127.0.0.1:7777`.
+    public var listen: ListenAddress
+    /// Where each room's page and version are kept (`<dir>/<room>.state`).
+    public var stateDirectory: String
+    /// Connections beyond this get `ERR 503` and are closed.
+    public var maxClients: Int
+    /// The longest command line accepted, in bytes, without its LF.
+    public var maxLineLength: Int
+    /// The most bytes of one page that `TEXT` sends.
+    public var maxTextBytes: Int
+    /// Unsent replies above which a client is no longer read (flood control).
+    public var outputHighWater: Int
+    /// Idle seconds before TCP keepalive probes start.
+    public var keepAliveSeconds: Int
+    /// Whether state files are fsynced before a change is acknowledged.
+    public var fsync: Bool
+    /// The rooms, in order. The first is the default room new clients join.
+    public var rooms: [RoomConfig]
+
+    /// The built-in defaults: `127.0.0.1:7777`, the guide room, 4 KiB lines.
+    public init(
+        listen: ListenAddress = ServerConfig.defaultListen,
+        stateDirectory: String,
+        maxClients: Int = 10_000,
+        maxLineLength: Int = 4096,
+        maxTextBytes: Int = 1 << 20,
+        outputHighWater: Int = 256 << 10,
+        keepAliveSeconds: Int = 60,
+        fsync: Bool = true,
+        rooms: [RoomConfig] = [.builtinGuide]
+    ) {
+        self.listen = listen
+        self.stateDirectory = stateDirectory
+        self.maxClients = maxClients
+        self.maxLineLength = maxLineLength
+        self.maxTextBytes = maxTextBytes
+        self.outputHighWater = outputHighWater
+        self.keepAliveSeconds = keepAliveSeconds
+        self.fsync = fsync
+        self.rooms = rooms
+    }
+
+    /// `127.0.0.1:7777`.
+    public static let defaultListen = ListenAddress(host: "127.0.0.1", port: 7777)
+
+    /// Checks the values a person could get wrong, with one clear line per problem.
+    public func validate() throws(ConfigError) {
+        guard !rooms.isEmpty else { throw ConfigError("no rooms configured") }
+        var seen = Set<String>()
+        for room in rooms {
+            guard Names.isValid(room.name) else {
+                throw ConfigError("room name \"\(room.name)\" is not valid: use 1 to 32 of A-Z a-z 0-9 . _ -")
+            }
+            guard seen.insert(room.name).inserted else { throw ConfigError("room \"\(room.name)\" is configured twice") }
+            if let token = room.token, token.isEmpty || token.contains(where: { $0 == " " || $0 == "\t" }) {
+                throw ConfigError("room \"\(room.name)\": token must be non-empty and without spaces")
+            }
+        }
+        guard maxClients >= 1 else { throw ConfigError("max-clients must be at least 1, not \(maxClients)") }
+        guard (64...1 << 20).contains(maxLineLength) else {
+            throw ConfigError("max-line must be between 64 and 1048576 bytes, not \(maxLineLength)")
+        }
+        guard maxTextBytes >= 1 else { throw ConfigError("max-text must be at least 1, not \(maxTextBytes)") }
+        guard keepAliveSeconds >= 1 else { throw ConfigError("keepalive must be at least 1 second, not \(keepAliveSeconds)") }
+        guard !stateDirectory.isEmpty else { throw ConfigError("state-dir is empty") }
+    }
+
+    /// Room names for files given on the command line: `notes.txt` serves `notes`;
+    /// a name already taken gets `-2`, `-3`, ... appended.
+    public static func roomNames(forFiles paths: [String]) -> [String] {
+        var taken = Set<String>()
+        return paths.map { path in
+            let base = Names.roomName(forFile: path)
+            var name = base
+            var n = 2
+            while taken.contains(name) {
+                let suffix = "-\(n)"
+                name = String(base.prefix(32 - suffix.count)) + suffix
+                n += 1
+            }
+            taken.insert(name)
+            return name
+        }
+    }
+}
+
+/// A configuration problem, said in one line.
+public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The one-line explanation.
+    public var message: String
+    /// Creates an error with its one-line explanation.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}

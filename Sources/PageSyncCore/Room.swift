@@ -1,0 +1,157 @@
+/// A room's authoritative state: everything a `PAGE` event carries.
+public struct RoomState: Equatable, Sendable {
+    /// The page the room is on; within `1...pageCount` for a state held by a `Room`.
+    public var page: PageNumber
+    /// The number of pages of the room's document; >= 1 for a state held by a `Room`.
+    public var pageCount: Int
+    /// Grows by one with every change of the state; never goes back.
+    public var version: UInt64
+    /// Who changed the page last; nil when nobody has yet.
+    public var by: String?
+    /// An identifier of the document's current content.
+    public var doc: String
+
+    /// Creates a state holding exactly the given values.
+    public init(page: PageNumber, pageCount: Int, version: UInt64, by: String?, doc: String) {
+        self.page = page
+        self.pageCount = pageCount
+        self.version = version
+        self.by = by
+        self.doc = doc
+    }
+}
+
+/// How a room behaves: whether it wraps around at its ends and whether turning pages
+/// needs a control token.
+public struct RoomPolicy: Equatable, Sendable {
+    /// True: `NEXT` on the last page goes to page 1 and `PREV` on page 1 to the last page.
+    /// False: those are `pastEnd` errors.
+    public var wraps: Bool
+    /// True for presenter rooms: navigation needs control (granted by `AUTH <token>`).
+    public var requiresToken: Bool
+
+    /// Creates a policy.
+    public init(wraps: Bool, requiresToken: Bool) {
+        self.wraps = wraps
+        self.requiresToken = requiresToken
+    }
+}
+
+/// An end of a document.
+public enum Edge: Equatable, Sendable {
+    /// Page 1.
+    case first
+    /// The last page.
+    case last
+}
+
+/// Why a navigation was refused. A refused navigation changes nothing.
+public enum NavigationError: Error, Equatable, Sendable {
+    /// The room needs a control token and the client does not have control (403).
+    case forbidden
+    /// `IF <expected>` did not match the room's version (409).
+    case conflict(expected: UInt64)
+    /// `NEXT` on the last page or `PREV` on page 1 of a room that stops at its ends (416).
+    case pastEnd(Edge)
+    /// `GOTO` a page beyond the document's page count (404).
+    case noSuchPage(PageNumber)
+}
+
+/// What a successful navigation did.
+public enum NavigationOutcome: Equatable, Sendable {
+    /// The page changed; the version grew by one.
+    case moved
+    /// The target was the current page; nothing changed.
+    case unchanged
+}
+
+/// The pure state machine of one room. It does no I/O; its owner saves and broadcasts.
+public struct Room: Sendable {
+    /// The room's name.
+    public let name: String
+    /// How the room behaves at its ends and whether it needs a token.
+    public var policy: RoomPolicy
+    /// The current state; `page` is always within `1...pageCount` and `pageCount` >= 1.
+    public private(set) var state: RoomState
+
+    /// Creates a room. A `pageCount` below 1 becomes 1, and `page` is clamped into
+    /// `1...pageCount`.
+    public init(name: String, policy: RoomPolicy, state: RoomState) {
+        self.name = name
+        self.policy = policy
+        var state = state
+        state.pageCount = max(1, state.pageCount)
+        if state.page.number > state.pageCount {
+            state.page = PageNumber(offset: state.pageCount - 1)
+        }
+        self.state = state
+    }
+
+    /// Applies a navigation on behalf of the client named `by`.
+    ///
+    /// Check order: forbidden (`policy.requiresToken && !hasControl`), then the `IF`
+    /// condition (conflict), then the target page (pastEnd / noSuchPage).
+    /// `.moved`: the page changed, `version` grew by one and `by` is set.
+    /// `.unchanged`: the target is the current page; nothing changed.
+    /// On failure nothing changed.
+    ///
+    /// The version saturates at `UInt64.max` rather than wrapping (it never goes back).
+    public mutating func navigate(_ nav: Navigation, ifVersion: UInt64?, by: String, hasControl: Bool) -> Result<NavigationOutcome, NavigationError> {
+        if policy.requiresToken && !hasControl { return .failure(.forbidden) }
+        if let expected = ifVersion, expected != state.version {
+            return .failure(.conflict(expected: expected))
+        }
+        let current = state.page.number
+        let count = state.pageCount
+        let target: Int
+        switch nav {
+        case .next:
+            if current < count {
+                target = current + 1
+            } else if policy.wraps {
+                target = 1
+            } else {
+                return .failure(.pastEnd(.last))
+            }
+        case .previous:
+            if current > 1 {
+                target = current - 1
+            } else if policy.wraps {
+                target = count
+            } else {
+                return .failure(.pastEnd(.first))
+            }
+        case .first:
+            target = 1
+        case .last:
+            target = count
+        case .goto(let page):
+            guard page.number <= count else { return .failure(.noSuchPage(page)) }
+            target = page.number
+        }
+        guard target != current else { return .success(.unchanged) }
+        state.page = PageNumber(offset: target - 1)
+        bumpVersion()
+        state.by = by
+        return .success(.moved)
+    }
+
+    /// The document was re-indexed: it now has `pageCount` pages (below 1 becomes 1) and
+    /// content id `doc`. The page is clamped to the new count.
+    /// Returns true, and bumps the version, iff the page count, the page or the doc changed.
+    /// `by` is left as it was.
+    public mutating func documentChanged(pageCount: Int, doc: String) -> Bool {
+        let count = max(1, pageCount)
+        let page = min(state.page.number, count)
+        guard count != state.pageCount || page != state.page.number || doc != state.doc else { return false }
+        state.pageCount = count
+        state.page = PageNumber(offset: page - 1)
+        state.doc = doc
+        bumpVersion()
+        return true
+    }
+
+    private mutating func bumpVersion() {
+        if state.version < UInt64.max { state.version += 1 }
+    }
+}

@@ -1,0 +1,225 @@
+/// A room's name, state and wrapping policy: what the server needs to encode a line
+/// about a room.
+public struct RoomSnapshot: Equatable, Sendable {
+    /// The room's name.
+    public var name: String
+    /// The room's state.
+    public var state: RoomState
+    /// Whether the room wraps around at its ends.
+    public var wraps: Bool
+
+    /// Creates a snapshot.
+    public init(name: String, state: RoomState, wraps: Bool) {
+        self.name = name
+        self.state = state
+        self.wraps = wraps
+    }
+}
+
+/// Everything the server writes, encoded once as LF-terminated UTF-8 bytes, exactly in
+/// the formats of PROTOCOL.md. Optional `by` encodes as `-`; booleans as `yes`/`no`.
+public enum Wire {
+    /// The protocol identifier sent in `HELLO`.
+    public static let protocolName = "pagesync/1"
+
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= wrap= control= name=`
+    public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
+        line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
+    }
+
+    /// `OK JOIN room= page= pages= version= by= doc= wrap= control= name=` (the `HELLO` fields).
+    public static func joined(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
+        line("OK JOIN \(greetingFields(room, control: control, name: name))")
+    }
+
+    /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
+    public static func event(_ room: RoomSnapshot) -> [UInt8] {
+        line("PAGE room=\(room.name) \(stateFields(room.state))")
+    }
+
+    /// `OK page= pages= version=`: the reply to a navigation.
+    public static func navigated(_ state: RoomState) -> [UInt8] {
+        line("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version)")
+    }
+
+    /// `OK room= page= pages= version= by= doc= wrap= control= clients=`: the reply to `STATUS`.
+    public static func status(_ room: RoomSnapshot, control: Bool, clients: Int) -> [UInt8] {
+        line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)")
+    }
+
+    /// `ERR <code> <message>`. CR and LF in the message become spaces, so this is always one line.
+    public static func error(_ e: ProtocolError) -> [UInt8] {
+        line("ERR \(e.code.rawValue) \(e.message)")
+    }
+
+    /// The `ERR` line for a refused navigation, with PROTOCOL.md's messages:
+    /// 403 `this room needs a control token; send AUTH <token>`,
+    /// 404 `no page 9: this document has 6 pages`,
+    /// 409 `version is 8, not 7` and 416 `already on the last page` / `already on the first page`,
+    /// both followed by `page= pages= version= by= doc=`.
+    public static func error(_ e: NavigationError, room: RoomSnapshot) -> [UInt8] {
+        switch e {
+        case .forbidden:
+            return line("ERR 403 this room needs a control token; send AUTH <token>")
+        case .noSuchPage(let page):
+            let count = room.state.pageCount
+            return line("ERR 404 no page \(page): this document has \(count) page\(count == 1 ? "" : "s")")
+        case .conflict(let expected):
+            return line("ERR 409 version is \(room.state.version), not \(expected) \(stateFields(room.state))")
+        case .pastEnd(let edge):
+            let which = edge == .first ? "first" : "last"
+            return line("ERR 416 already on the \(which) page \(stateFields(room.state))")
+        }
+    }
+
+    /// `OK <text>`, or `OK` when `text` is empty.
+    public static func ok(_ text: String) -> [UInt8] {
+        line(text.isEmpty ? "OK" : "OK \(text)")
+    }
+
+    /// `"<header>\n"`, then every line dot-stuffed (a line starting with `.` gets one more
+    /// `.` in front), then `".\n"`. A line holding LFs is sent as several lines.
+    public static func multiline(header: String, lines: some Sequence<Substring>) -> [UInt8] {
+        var out = line(header)
+        for l in lines {
+            for part in l.split(separator: "\n", omittingEmptySubsequences: false) {
+                appendStuffed(part.utf8, to: &out)
+            }
+        }
+        out.append(contentsOf: ".\n".utf8)
+        return out
+    }
+
+    /// One line per command, in PROTOCOL.md's command table order: usage padded to 31
+    /// columns, then what it does.
+    public static let helpLines: [String] = [
+        ("NEXT [IF <version>]", "turn to the next page"),
+        ("PREV [IF <version>]", "turn to the previous page"),
+        ("FIRST [IF <version>]", "turn to page 1"),
+        ("LAST [IF <version>]", "turn to the last page"),
+        ("GOTO <n> [IF <version>]", "turn to page n"),
+        ("STATUS", "the room's state"),
+        ("TEXT [<n>]", "the text of page n (default: the room's current page)"),
+        ("ROOMS", "every room on this server"),
+        ("JOIN <room>", "move to another room"),
+        ("NAME <name>", "set the name others see"),
+        ("WHO", "who is in your room"),
+        ("AUTH <token>", "ask for control of a presenter room"),
+        ("PING [<text>]", "check the connection"),
+        ("HELP", "list the commands"),
+        ("QUIT", "close the connection"),
+    ].map { usage, what in
+        usage + String(repeating: " ", count: max(1, 31 - usage.count)) + what
+    }
+
+    /// The reply to `TEXT`:
+    /// `OK TEXT page=<n> pages=<count> doc=<id> bytes=<pageByteCount> lines=<l> truncated=<yes|no>`,
+    /// then `bytes` split into lines (LF ends a line, a CR right before it is dropped, a last
+    /// line without LF counts), invalid UTF-8 replaced by U+FFFD, dot-stuffed, then `.`.
+    public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(bytes.count + bytes.count / 32 + 8)
+        var lineCount = 0
+        var start = 0
+        let n = bytes.count
+        while start < n {
+            var end = start
+            while end < n && bytes[end] != 0x0A { end += 1 }
+            var contentEnd = end
+            if end < n && contentEnd > start && bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+            let slice = bytes[start..<contentEnd]
+            if String(validating: slice, as: UTF8.self) != nil {
+                appendStuffed(slice, to: &body)
+            } else {
+                appendStuffed(String(decoding: slice, as: UTF8.self).utf8, to: &body)
+            }
+            lineCount += 1
+            start = end + 1
+        }
+        var out = line("OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lineCount) truncated=\(yesNo(truncated))")
+        out.append(contentsOf: body)
+        out.append(contentsOf: ".\n".utf8)
+        return out
+    }
+
+    /// `BYE <reason>`.
+    public static func bye(_ reason: String) -> [UInt8] {
+        line(reason.isEmpty ? "BYE" : "BYE \(reason)")
+    }
+
+    // MARK: - Helpers
+
+    static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
+
+    static func stateFields(_ s: RoomState) -> String {
+        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc)"
+    }
+
+    static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {
+        "room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) name=\(name)"
+    }
+
+    /// The text's UTF-8 with CR/LF replaced by spaces, plus LF.
+    static func line(_ text: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count + 1)
+        for b in text.utf8 { out.append(b == 0x0A || b == 0x0D ? 0x20 : b) }
+        out.append(0x0A)
+        return out
+    }
+
+    static func appendStuffed(_ content: some Collection<UInt8>, to out: inout [UInt8]) {
+        if content.first == UInt8(ascii: ".") { out.append(UInt8(ascii: ".")) }
+        out.append(contentsOf: content)
+        out.append(0x0A)
+    }
+}
+
+/// Undoes dot-stuffing when reading a multi-line reply.
+public enum DotUnstuffer {
+    /// Returns the content line (one leading `.` removed if present), or nil for the `.`
+    /// line that ends the reply. `line` must not include its LF.
+    public static func unstuff(_ line: Substring) -> Substring? {
+        if line == "." { return nil }
+        if line.first == "." { return line.dropFirst() }
+        return line
+    }
+}
+
+/// A server line split into its kind, its plain words and its `key=value` fields,
+/// for clients and tests.
+public struct WireLine: Equatable, Sendable {
+    /// The first word: `"HELLO"`, `"OK"`, `"ERR"`, `"PAGE"`, `"BYE"` (or, for a content
+    /// line of `ROOMS`/`WHO`, the room or client name).
+    public var kind: String
+    /// The words after `kind` that are not `key=value` fields, in order
+    /// (e.g. `"pagesync/1"`, `"409"`, `"TEXT"`, the words of an error message).
+    public var words: [Substring]
+    /// The `key=value` fields (a word with `=` after a non-empty key); a later duplicate wins.
+    public var fields: [String: String]
+
+    /// Splits a line on spaces. A trailing LF or CRLF is ignored. Nil for a blank line.
+    public init?(parsing line: String) {
+        var text = Substring(line)
+        if text.last == "\n" || text.last == "\r\n" { text = text.dropLast() }
+        if text.last == "\r" { text = text.dropLast() }
+        let parts = text.split(separator: " ")
+        guard let first = parts.first else { return nil }
+        kind = String(first)
+        words = []
+        fields = [:]
+        for part in parts.dropFirst() {
+            if let eq = part.firstIndex(of: "="), eq != part.startIndex {
+                fields[String(part[..<eq])] = String(part[part.index(after: eq)...])
+            } else {
+                words.append(part)
+            }
+        }
+    }
+
+    /// The numeric code of an `ERR` line (its first word), or nil.
+    public var errorCode: Int? {
+        guard kind == "ERR", let w = words.first else { return nil }
+        return Int(w)
+    }
+}

@@ -1,0 +1,132 @@
+/// One screen row produced by ``Layout``.
+public struct LayoutRow: Equatable, Sendable {
+    /// What to write for the row: sanitized text that takes at most the layout width in
+    /// columns. When any SGR style is active in the row, the text starts by re-applying
+    /// the styles carried over from earlier rows and ends with `ESC [ 0 m`, so a row never
+    /// leaks a style into the next one or into the status line.
+    public var text: String
+    /// The columns the row takes (0...width).
+    public var width: Int
+    /// The index of the document line this row shows (part of).
+    public var line: Int
+    /// Whether this is the first row of its line (false for wrapped continuation rows).
+    public var isLineStart: Bool
+
+    /// A row.
+    public init(text: String, width: Int, line: Int, isLineStart: Bool) {
+        self.text = text
+        self.width = width
+        self.line = line
+        self.isLineStart = isLineStart
+    }
+}
+
+/// Lays out the lines of a page into screen rows.
+///
+/// Lines are sanitized (see ``Sanitizer``). With `wrap` on, a line longer than the width
+/// continues on the next row, breaking between grapheme clusters at a display-column
+/// boundary (a wide character that does not fit moves whole to the next row). With `wrap`
+/// off, a line is cut at the width ("chopped"). Every line, even an empty one, takes at
+/// least one row. SGR styles carry over from line to line as on a terminal, and are
+/// re-applied at the start of each row that needs them.
+public enum Layout {
+    /// SGR styles remembered for re-applying at row starts (the newest ones win).
+    static let maxCarriedStyles = 16
+
+    /// All rows of `lines` at `width` columns (a width below 1 counts as 1).
+    public static func rows(lines: some Sequence<some StringProtocol>, width: Int, wrap: Bool) -> [LayoutRow] {
+        let width = max(1, width)
+        var rows: [LayoutRow] = []
+        var carried: [String] = []  // styles active since the last reset
+
+        for (index, line) in lines.enumerated() {
+            var text = carried.joined()
+            var styled = !carried.isEmpty
+            var used = 0
+            var isStart = true
+            var chopped = false
+
+            func finishRow() {
+                if styled { text += "\u{1B}[0m" }
+                rows.append(LayoutRow(text: text, width: used, line: index, isLineStart: isStart))
+                text = carried.joined()
+                styled = !carried.isEmpty
+                used = 0
+                isStart = false
+            }
+
+            for piece in Sanitizer.pieces(line) {
+                switch piece {
+                case .sgr(let seq):
+                    if isReset(seq) { carried.removeAll() } else {
+                        carried.append(seq)
+                        if carried.count > maxCarriedStyles { carried.removeFirst() }
+                    }
+                    text += seq
+                    styled = true
+                case .glyph(var glyph, var w):
+                    if w > width {  // a wide character on a 1-column screen
+                        glyph = String(repeating: "?", count: width); w = width
+                    }
+                    if used + w > width {
+                        if !wrap { chopped = true; continue }
+                        finishRow()
+                    }
+                    if chopped { continue }
+                    text += glyph
+                    used += w
+                }
+            }
+            finishRow()
+        }
+        return rows
+    }
+
+    /// The rows a screen of `height` rows shows when scrolled down by `offset` rows
+    /// (`offset` is clamped with ``maxOffset(rowCount:height:)``).
+    public static func visible(_ rows: [LayoutRow], offset: Int, height: Int) -> ArraySlice<LayoutRow> {
+        let height = max(0, height)
+        let start = min(max(0, offset), maxOffset(rowCount: rows.count, height: height))
+        return rows[start..<min(rows.count, start + height)]
+    }
+
+    /// The largest useful scroll offset: the one that shows the last row at the bottom
+    /// of the screen (0 when everything fits).
+    public static func maxOffset(rowCount: Int, height: Int) -> Int {
+        max(0, rowCount - max(0, height))
+    }
+
+    /// The index of the first row that shows line `line` (nil if no row does).
+    public static func firstRow(ofLine line: Int, in rows: [LayoutRow]) -> Int? {
+        var lo = 0
+        var hi = rows.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rows[mid].line < line { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < rows.count && rows[lo].line == line ? lo : nil
+    }
+
+    /// Cuts `text` (plain, no control characters) to at most `width` columns, ending with
+    /// "…" when something was cut. Never splits a grapheme cluster.
+    public static func truncate(_ text: some StringProtocol, toWidth width: Int) -> String {
+        guard width > 0 else { return "" }
+        if DisplayWidth.of(text) <= width { return String(text) }
+        var out = ""
+        var used = 0
+        for c in text {
+            let w = DisplayWidth.of(c)
+            if used + w > width - 1 { break }
+            out.append(c)
+            used += w
+        }
+        return out + "…"
+    }
+
+    private static func isReset(_ sgr: String) -> Bool {
+        // "ESC[m", "ESC[0m", "ESC[00;0m": every parameter zero or empty.
+        let params = sgr.dropFirst(2).dropLast()
+        return params.split(separator: ";", omittingEmptySubsequences: false)
+            .allSatisfy { $0.allSatisfy { $0 == "0" } }
+    }
+}

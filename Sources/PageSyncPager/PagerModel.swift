@@ -1,0 +1,764 @@
+/// The pager's brain: a pure state machine from ``PagerEvent``s to ``PagerEffect``s.
+///
+/// ## Truth comes from the server
+/// The room state (``room``) is whatever the server said last. It is reconciled on every
+/// line that carries state: `HELLO` and `OK JOIN` (a new session: taken whole, whatever the
+/// version, since a restarted daemon is the authority), and `PAGE`, navigation `OK`, `ERR 409`
+/// and `ERR 416` (taken only when their `version` is newer than the one held; an older one is
+/// ignored, an equal one only fills in fields). The view never moves optimistically: in follow
+/// mode it shows ``RoomView/page`` and changes only when such a line arrives.
+///
+/// ## Navigation requests
+/// At most one navigation command is in flight. Presses made meanwhile accumulate into one
+/// pending intent (next/previous add up to a net offset; first, last, goto and pull replace it
+/// and later next/previous add to them). When the reply comes, the next command is computed
+/// from the fresh state: net ±1 is `NEXT IF v` / `PREV IF v`, a larger offset or an absolute
+/// target is `GOTO n IF v` (`FIRST`/`LAST` when that is what was asked). So holding a key
+/// neither loses nor doubles presses.
+///
+/// On `ERR 409` (someone else changed the room first) a relative request whose starting page
+/// is no longer the room's page is dropped: the room already moved, as it would have for that
+/// press — this is how two people pressing next on the same page move the room once. If the
+/// page did not change (only the version did), or the request was absolute (goto, first, last,
+/// pull), it is asked again from the fresh state. A request that would not move the room (goto
+/// the current page, next on the last page of a room that stops) is not sent.
+///
+/// ## What detaches you (and nothing else does)
+/// 1. `D`: detach on the current page, to browse without moving anyone.
+/// 2. A page-turning key (next, previous, first, last, goto) in a room where you have no
+///    control (a presenter room without `--token`): you browse locally instead of asking.
+/// 3. Page-turning keys while detached keep browsing locally.
+///
+/// Scrolling, search, wrap, redraw, help, errors, connection loss and the room's own page
+/// changes never detach you. `F` follows again (snaps back to the room's page). `p` ("pull")
+/// while detached and with control sends `GOTO <your page> IF v`; when the room lands there
+/// you follow again. Without control, `p` only says why it cannot.
+///
+/// ## Connection
+/// On ``PagerEvent/disconnected(reason:)`` the screen stays, the status says "reconnecting…",
+/// requests in flight and pending presses are dropped (their fate is unknown; the next greeting
+/// tells the truth), and ``PagerEffect/connect(afterMilliseconds:)`` asks for a new attempt with
+/// ``ReconnectBackoff``. After each greeting the model sends `NAME`, `JOIN` (back to the room it
+/// was in, or `--room`) and `AUTH` as needed, and holds navigation until those are answered.
+/// Errors never end the pager: their text goes to the status line.
+public struct PagerModel: Sendable {
+    // MARK: Public read-only state
+
+    /// The room as last heard from the server (nil before the first greeting).
+    public private(set) var room: RoomView?
+    /// Following the room or browsing on your own.
+    public private(set) var mode: FollowMode = .following
+    /// The connection as shown to people.
+    public private(set) var connection: ConnectionState = .connecting
+    /// The message on the status line (the last error or hint), if any.
+    public private(set) var message: String?
+    /// Whether long lines wrap (`w` toggles; off = chopped).
+    public private(set) var lineWrap = true
+    /// How many rows the page is scrolled down.
+    public private(set) var scrollOffset = 0
+    /// The terminal size.
+    public private(set) var size: TerminalSize
+    /// Your name as the server knows it.
+    public private(set) var clientName: String?
+    /// The navigation command in flight, as sent (nil when none).
+    public var navigationInFlight: String? { inFlight?.command }
+    /// Whether the help screen is shown.
+    public private(set) var showingHelp = false
+
+    /// The page on screen: the room's page when following, your own when detached.
+    public var displayedPage: Int? {
+        switch mode {
+        case .following: room?.page
+        case .detached(let p): p
+        }
+    }
+
+    // MARK: Private state
+
+    private enum Base: Equatable, Sendable { case current, first, last, page(Int) }
+    private struct Intent: Equatable, Sendable {
+        var base: Base
+        var offset: Int
+        var pull = false
+    }
+    private struct Request: Sendable {
+        var intent: Intent
+        var command: String
+        var basePage: Int
+        var target: Int
+    }
+    private struct TextKey: Hashable, Sendable { var doc: String; var page: Int }
+    private struct PageText: Sendable { var lines: [String] }
+    private enum Expectation: Sendable { case navigation, text(TextKey), name, join, auth }
+    private enum Prompt: Equatable, Sendable { case goto(String), search(forward: Bool, String) }
+    private struct LayoutCache: Sendable { var key: TextKey?; var help: Bool; var width: Int; var wrap: Bool; var rows: [LayoutRow] }
+
+    private let options: PagerOptions
+    private var rng: UInt64
+    private var inFlight: Request?
+    private var queued: Intent?
+    private var outstanding: [Expectation] = []
+    private var assembler = ReplyAssembler()
+    private var texts: [TextKey: PageText] = [:]
+    private var textOrder: [TextKey] = []
+    private var textRequested: Set<TextKey> = []
+    private var prompt: Prompt?
+    private var lastSearch: (pattern: String, forward: Bool)?
+    private var searchLine: Int?
+    private var helpOffset = 0
+    private var greeted = false
+    private var attempts = 0
+    private var rejoinRoom: String?
+    private var layoutCache: LayoutCache?
+
+    /// Pages of text kept in memory.
+    static let textCacheLimit = 24
+
+    /// A model in state "connecting"; the shell starts connecting right away.
+    public init(options: PagerOptions) {
+        self.options = options
+        self.size = options.size
+        self.rng = options.randomSeed
+    }
+
+    // MARK: Events
+
+    /// Applies one event; returns what the shell must do, in order (at most one repaint, last).
+    public mutating func handle(_ event: PagerEvent) -> [PagerEffect] {
+        var fx: [PagerEffect] = []
+        var repaint = false
+        var clear = false
+        switch event {
+        case .key(let key):
+            handleKey(key, &fx, &repaint, &clear)
+        case .serverLine(let line):
+            if let msg = assembler.feed(line) {
+                handleServer(msg, &fx)
+                repaint = true
+            }
+        case .connected:
+            assembler.reset()
+            outstanding = []
+        case .disconnected(let reason):
+            handleDisconnect(reason, &fx)
+            repaint = true
+        case .resized(let newSize):
+            let top = topLine()
+            size = newSize
+            restoreTop(line: top)
+            clear = true
+        case .resumed:
+            clear = true
+        }
+        if fx.contains(where: { if case .quit = $0 { true } else { false } }) { return fx }
+        ensureText(&fx)
+        if clear { fx.append(.clearAndRepaint) } else if repaint { fx.append(.repaint) }
+        return fx
+    }
+
+    // MARK: Keys
+
+    private mutating func handleKey(_ key: Key, _ fx: inout [PagerEffect], _ repaint: inout Bool, _ clear: inout Bool) {
+        repaint = true
+        switch key {
+        case .ctrl("c"): fx.append(.quit(status: 0, message: nil)); return
+        case .ctrl("z"): fx.append(.suspend); repaint = false; return
+        case .ctrl("l"): clear = true; return
+        default: break
+        }
+        if let p = prompt {
+            handlePromptKey(p, key, &fx)
+            return
+        }
+        if showingHelp {
+            switch key {
+            case .char("q"), .char("h"), .char("H"), .escape, .enter: showingHelp = false
+            case .char("j"), .down: helpOffset += 1
+            case .char("k"), .up: helpOffset = max(0, helpOffset - 1)
+            case .char("d"), .char(" "), .pageDown, .char("f"): helpOffset += halfPage
+            case .char("u"), .pageUp, .char("b"): helpOffset = max(0, helpOffset - halfPage)
+            default: repaint = false
+            }
+            clampHelp()
+            return
+        }
+        message = nil
+        switch key {
+        case .char(" "), .char("f"), .pageDown, .right: navigate(Intent(base: .current, offset: 1), &fx)
+        case .char("b"), .pageUp, .left: navigate(Intent(base: .current, offset: -1), &fx)
+        case .char("g"), .home: navigate(Intent(base: .first, offset: 0), &fx)
+        case .char("G"), .end: navigate(Intent(base: .last, offset: 0), &fx)
+        case .char(let c) where c.isASCII && c.isNumber: prompt = .goto(String(c))
+        case .char("j"), .down, .enter: scroll(by: 1)
+        case .char("k"), .up: scroll(by: -1)
+        case .char("d"): scroll(by: halfPage)
+        case .char("u"): scroll(by: -halfPage)
+        case .char("/"): prompt = .search(forward: true, "")
+        case .char("?"): prompt = .search(forward: false, "")
+        case .char("n"): repeatSearch(reverse: false)
+        case .char("N"): repeatSearch(reverse: true)
+        case .char("w"): toggleWrap()
+        case .char("F"): follow(&fx)
+        case .char("D"): detach()
+        case .char("p"): pull(&fx)
+        case .char("q"), .char("Q"): fx.append(.quit(status: 0, message: nil))
+        case .char("h"), .char("H"): showingHelp = true; helpOffset = 0
+        case .escape: break
+        default: repaint = message != nil
+        }
+    }
+
+    private mutating func handlePromptKey(_ p: Prompt, _ key: Key, _ fx: inout [PagerEffect]) {
+        switch (p, key) {
+        case (_, .escape):
+            prompt = nil
+        case (.goto(let digits), .char(let c)) where c.isASCII && c.isNumber:
+            prompt = .goto(digits.count < 12 ? digits + String(c) : digits)
+        case (.goto(let digits), .char("g")), (.goto(let digits), .char("G")), (.goto(let digits), .enter):
+            prompt = nil
+            guard let n = Int(digits), n >= 1 else { message = "page numbers start at 1"; return }
+            navigate(Intent(base: .page(n), offset: 0), &fx)
+        case (.goto(let digits), .backspace):
+            prompt = digits.count > 1 ? .goto(String(digits.dropLast())) : nil
+        case (.goto, _):
+            prompt = nil
+            var ignoredClear = false
+            var ignoredRepaint = false
+            handleKey(key, &fx, &ignoredRepaint, &ignoredClear)
+            if ignoredClear { fx.append(.clearAndRepaint) }
+        case (.search(let forward, let text), .enter):
+            prompt = nil
+            if text.isEmpty {
+                guard let last = lastSearch else { return }
+                lastSearch = (last.pattern, forward)
+            } else {
+                lastSearch = (text, forward)
+                searchLine = nil
+            }
+            runSearch(forward: forward)
+        case (.search(let forward, let text), .backspace):
+            prompt = text.isEmpty ? nil : .search(forward: forward, String(text.dropLast()))
+        case (.search(let forward, let text), .char(let c)):
+            prompt = .search(forward: forward, text + String(c))
+        case (.search(let forward, let text), .tab):
+            prompt = .search(forward: forward, text + " ")
+        case (.search, _):
+            break
+        }
+    }
+
+    // MARK: Navigation
+
+    private mutating func navigate(_ press: Intent, _ fx: inout [PagerEffect]) {
+        guard let room else { message = "not connected yet"; return }
+        if case .detached(let view) = mode {
+            browseLocally(from: view, press, room)
+            return
+        }
+        if !room.control {
+            mode = .detached(viewPage: room.page)
+            browseLocally(from: room.page, press, room)
+            if message == nil { message = "no control here: browsing on your own" }
+            return
+        }
+        guard connection == .connected else { message = "not connected: page turns need the server"; return }
+        queued = Self.combine(queued, press)
+        flush(&fx)
+    }
+
+    private mutating func browseLocally(from view: Int, _ press: Intent, _ room: RoomView) {
+        guard let target = Self.resolve(press, current: view, room: room) else {
+            message = Self.edgeMessage(press, current: view, room: room)
+            return
+        }
+        guard target <= room.pageCount else {
+            message = "no page \(target): this document has \(room.pageCount) pages"
+            return
+        }
+        setView(.detached(viewPage: target))
+    }
+
+    private static func combine(_ earlier: Intent?, _ later: Intent) -> Intent {
+        guard let earlier, later.base == .current, !later.pull else { return later }
+        return Intent(base: earlier.base, offset: earlier.offset + later.offset, pull: earlier.pull)
+    }
+
+    /// The page an intent leads to from `current`, or nil if it leads nowhere new.
+    private static func resolve(_ i: Intent, current: Int, room: RoomView) -> Int? {
+        let n = max(1, room.pageCount)
+        let base = switch i.base {
+        case .current: current
+        case .first: 1
+        case .last: n
+        case .page(let p): p
+        }
+        var target = base
+        if i.offset != 0 {
+            target = base + i.offset
+            target = room.wraps ? ((target - 1) % n + n) % n + 1 : min(max(1, target), n)
+        }
+        return target == current ? nil : target
+    }
+
+    private static func edgeMessage(_ i: Intent, current: Int, room: RoomView) -> String? {
+        guard i.base == .current, !room.wraps else { return nil }
+        if i.offset > 0 && current >= room.pageCount { return "already on the last page" }
+        if i.offset < 0 && current <= 1 { return "already on the first page" }
+        return nil
+    }
+
+    private var handshakePending: Bool {
+        outstanding.contains { if case .join = $0 { true } else if case .auth = $0 { true } else { false } }
+    }
+
+    /// Sends the pending intent if nothing is in flight and the state allows it.
+    private mutating func flush(_ fx: inout [PagerEffect]) {
+        guard inFlight == nil, let intent = queued, let room, connection == .connected, !handshakePending else { return }
+        guard room.control else { queued = nil; return }
+        queued = nil
+        guard let target = Self.resolve(intent, current: room.page, room: room) else {
+            if intent.pull, case .detached(let v) = mode, v == room.page { setView(.following) }
+            if let m = Self.edgeMessage(intent, current: room.page, room: room) { message = m }
+            return
+        }
+        let verb: String
+        switch (intent.base, intent.offset) {
+        case (.current, 1): verb = "NEXT"
+        case (.current, -1): verb = "PREV"
+        case (.first, 0): verb = "FIRST"
+        case (.last, 0): verb = "LAST"
+        default: verb = "GOTO \(target)"
+        }
+        let command = "\(verb) IF \(room.version)"
+        inFlight = Request(intent: intent, command: command, basePage: room.page, target: target)
+        outstanding.append(.navigation)
+        fx.append(.send(command))
+    }
+
+    private mutating func follow(_ fx: inout [PagerEffect]) {
+        guard case .detached = mode else { message = "already following the room"; return }
+        setView(.following)
+    }
+
+    private mutating func detach() {
+        guard let room else { message = "not connected yet"; return }
+        guard mode == .following else { return }
+        mode = .detached(viewPage: room.page)
+        message = "detached: browse on your own · F to follow · p to pull the room here"
+    }
+
+    private mutating func pull(_ fx: inout [PagerEffect]) {
+        guard let room else { message = "not connected yet"; return }
+        guard case .detached(let view) = mode else { message = "you are on the room's page"; return }
+        guard room.control else { message = "pulling the room needs control (start pagesync with --token)"; return }
+        guard connection == .connected else { message = "not connected: pulling needs the server"; return }
+        queued = Intent(base: .page(view), offset: 0, pull: true)
+        flush(&fx)
+    }
+
+    // MARK: Server messages
+
+    private mutating func handleServer(_ msg: ServerMessage, _ fx: inout [PagerEffect]) {
+        switch msg {
+        case .multiline(let header, let lines, let truncated):
+            guard !outstanding.isEmpty else { return }
+            let expectation = outstanding.removeFirst()
+            if case .text(let key) = expectation, header.words.first == "TEXT" {
+                var content = lines
+                if truncated || header.yesNo("truncated") == true {
+                    content.append("[this page is longer than the server sends: it was cut here]")
+                }
+                storeText(content, for: TextKey(doc: header.fields["doc"].map(String.init) ?? key.doc,
+                                                page: header.int("page") ?? key.page))
+            }
+            flush(&fx)
+        case .line(let line):
+            switch line.kind {
+            case "HELLO": handleHello(line, &fx)
+            case "PAGE":
+                reconcile(line)
+            case "OK", "ERR":
+                guard !outstanding.isEmpty else {
+                    if line.kind == "ERR" { message = line.text }
+                    return
+                }
+                handleReply(line, to: outstanding.removeFirst(), &fx)
+                flush(&fx)
+            case "BYE":
+                message = "server: " + line.text
+            default:
+                break
+            }
+        }
+    }
+
+    private mutating func handleHello(_ line: ServerLine, _ fx: inout [PagerEffect]) {
+        guard let view = Self.fullView(line, control: line.yesNo("control") ?? true) else {
+            message = "unexpected greeting from the server"
+            return
+        }
+        connection = .connected
+        attempts = 0
+        greeted = true
+        outstanding = []
+        inFlight = nil
+        queued = nil
+        message = nil
+        takeWhole(view)
+        clientName = line.fields["name"].map(String.init)
+        if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
+        if let name = options.name, name != clientName {
+            fx.append(.send("NAME \(name)"))
+            outstanding.append(.name)
+        }
+        if let target = rejoinRoom, target != view.name {
+            fx.append(.send("JOIN \(target)"))
+            outstanding.append(.join)
+        }
+        if let token = options.token {
+            fx.append(.send("AUTH \(token)"))
+            outstanding.append(.auth)
+        }
+    }
+
+    private mutating func handleReply(_ line: ServerLine, to expectation: Expectation, _ fx: inout [PagerEffect]) {
+        switch expectation {
+        case .navigation:
+            let request = inFlight
+            inFlight = nil
+            if line.kind == "OK" {
+                reconcile(line)
+                if let request, request.intent.pull, let room, room.page == request.target,
+                   mode == .detached(viewPage: request.target) {
+                    setView(.following)
+                }
+            } else {
+                let code = line.errorCode
+                switch code {
+                case 409:
+                    reconcile(line)
+                    if let request {
+                        let absolute = request.intent.base != .current || request.intent.pull
+                        if absolute || room?.page == request.basePage {
+                            queued = Self.combine(request.intent, queued ?? Intent(base: .current, offset: 0))
+                        }
+                    }
+                case 416:
+                    reconcile(line)
+                    message = line.text
+                case 403:
+                    room?.control = false
+                    queued = nil
+                    message = line.text
+                default:
+                    queued = nil
+                    message = line.text
+                }
+            }
+        case .text(let key):
+            if line.kind == "ERR" {
+                storeText(["[page \(key.page) could not be loaded: \(line.text)]"], for: key)
+                message = line.text
+            }
+        case .name:
+            if line.kind == "OK" { clientName = line.words.dropFirst().first.map(String.init) ?? clientName }
+            else { message = line.text }
+        case .join:
+            if line.kind == "OK", let view = Self.fullView(line, control: line.yesNo("control") ?? true) {
+                takeWhole(view)
+            } else {
+                message = line.text
+            }
+        case .auth:
+            if line.kind == "OK" {
+                room?.control = line.yesNo("control") ?? true
+            } else {
+                message = line.text
+            }
+        }
+    }
+
+    private mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
+        inFlight = nil
+        queued = nil
+        outstanding = []
+        textRequested = []
+        assembler.reset()
+        if !greeted && options.quitIfFirstConnectionFails {
+            let why = message ?? reason  // e.g. "server full" sent before the close
+            fx.append(.quit(status: 1, message: "pagesync: cannot connect to \(options.server): \(why)"))
+            return
+        }
+        attempts += 1
+        connection = greeted ? .reconnecting(attempt: attempts) : .connecting
+        message = reason.isEmpty ? nil : reason
+        fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: nextRandom())))
+    }
+
+    /// A complete view from a `HELLO` or `OK JOIN` line, or nil if fields are missing.
+    private static func fullView(_ line: ServerLine, control: Bool) -> RoomView? {
+        guard let name = line.fields["room"], let page = line.int("page"), let pages = line.int("pages"),
+              let version = line.version(), pages >= 1 else { return nil }
+        let by = line.fields["by"].flatMap { $0 == "-" ? nil : String($0) }
+        return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
+                        by: by, doc: line.fields["doc"].map(String.init) ?? "", wraps: line.yesNo("wrap") ?? false,
+                        control: control)
+    }
+
+    /// A new session's state: taken whatever its version.
+    private mutating func takeWhole(_ view: RoomView) {
+        let old = displayKey
+        room = view
+        clampView()
+        afterStateChange(from: old)
+    }
+
+    /// Applies a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills in, older is ignored.
+    private mutating func reconcile(_ line: ServerLine) {
+        guard var r = room else { return }
+        if let name = line.fields["room"], name != r.name { return }  // another room's news
+        if let control = line.yesNo("control") { r.control = control }
+        if let wraps = line.yesNo("wrap") { r.wraps = wraps }
+        if let v = line.version(), v >= r.version {
+            if v > r.version, let page = line.int("page"), let pages = line.int("pages"), pages >= 1 {
+                r.version = v
+                r.pageCount = pages
+                r.page = min(max(1, page), pages)
+                if let by = line.fields["by"] { r.by = by == "-" ? nil : String(by) }
+                if let doc = line.fields["doc"] { r.doc = String(doc) }
+            } else if v == r.version {
+                if let by = line.fields["by"] { r.by = by == "-" ? nil : String(by) }
+                if let doc = line.fields["doc"] { r.doc = String(doc) }
+            }
+        }
+        let old = displayKey
+        room = r
+        clampView()
+        afterStateChange(from: old)
+    }
+
+    private mutating func clampView() {
+        guard let room, case .detached(let v) = mode else { return }
+        mode = .detached(viewPage: min(max(1, v), room.pageCount))
+    }
+
+    // MARK: Text
+
+    private var displayKey: TextKey? {
+        guard let room, let page = displayedPage else { return nil }
+        return TextKey(doc: room.doc, page: page)
+    }
+
+    private mutating func setView(_ newMode: FollowMode) {
+        let old = displayKey
+        mode = newMode
+        afterStateChange(from: old)
+    }
+
+    private mutating func afterStateChange(from old: TextKey?) {
+        if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
+            scrollOffset = 0
+            searchLine = nil
+        } else {
+            clampScroll()
+        }
+    }
+
+    /// Asks for the displayed page's text unless it is cached or already asked for. Waits while
+    /// a `JOIN` is unanswered (the room is about to change) and, when following, while a page
+    /// turn is in flight (the page is about to change: held keys fetch only where they land).
+    private mutating func ensureText(_ fx: inout [PagerEffect]) {
+        if outstanding.contains(where: { if case .join = $0 { true } else { false } }) { return }
+        if inFlight != nil && mode == .following { return }
+        guard connection == .connected, let key = displayKey, let room, (1...room.pageCount).contains(key.page),
+              texts[key] == nil, !textRequested.contains(key) else { return }
+        textRequested.insert(key)
+        outstanding.append(.text(key))
+        fx.append(.send("TEXT \(key.page)"))
+    }
+
+    private mutating func storeText(_ lines: [String], for key: TextKey) {
+        if texts[key] == nil { textOrder.append(key) }
+        texts[key] = PageText(lines: lines)
+        while textOrder.count > Self.textCacheLimit {
+            let evict = textOrder.removeFirst()
+            if evict == displayKey { textOrder.append(evict); continue }
+            texts[evict] = nil
+            textRequested.remove(evict)
+        }
+        if key == displayKey { clampScroll() }
+    }
+
+    // MARK: Scrolling, search, wrap
+
+    private var contentHeight: Int { max(0, size.rows - 1) }
+    private var halfPage: Int { max(1, contentHeight / 2) }
+
+    private mutating func contentRows() -> [LayoutRow] {
+        let width = max(1, size.columns)
+        let key = displayKey
+        if let c = layoutCache, c.key == key, c.help == showingHelp, c.width == width, c.wrap == lineWrap {
+            return c.rows
+        }
+        let lines: [String]
+        if showingHelp { lines = Self.helpLines }
+        else if let key, let t = texts[key] { lines = t.lines }
+        else if room == nil { lines = ["connecting to \(options.server)…"] }
+        else if let page = displayedPage { lines = ["loading page \(page)…"] }
+        else { lines = [] }
+        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap)
+        if showingHelp || (key != nil && texts[key!] != nil) {
+            layoutCache = LayoutCache(key: key, help: showingHelp, width: width, wrap: lineWrap, rows: rows)
+        }
+        return rows
+    }
+
+    private mutating func scroll(by delta: Int) {
+        scrollOffset += delta
+        clampScroll()
+    }
+
+    private mutating func clampScroll() {
+        let rows = contentRows()
+        scrollOffset = min(max(0, scrollOffset), Layout.maxOffset(rowCount: rows.count, height: contentHeight))
+    }
+
+    private mutating func clampHelp() {
+        let wasHelp = showingHelp
+        showingHelp = true
+        let rows = contentRows()
+        showingHelp = wasHelp
+        helpOffset = min(max(0, helpOffset), Layout.maxOffset(rowCount: rows.count, height: contentHeight))
+    }
+
+    private mutating func topLine() -> Int? {
+        let rows = contentRows()
+        return scrollOffset < rows.count ? rows[scrollOffset].line : nil
+    }
+
+    private mutating func restoreTop(line: Int?) {
+        let rows = contentRows()
+        if let line, let r = Layout.firstRow(ofLine: line, in: rows) { scrollOffset = r }
+        clampScroll()
+    }
+
+    private mutating func toggleWrap() {
+        let top = topLine()
+        lineWrap.toggle()
+        restoreTop(line: top)
+        message = lineWrap ? "long lines wrap" : "long lines are chopped"
+    }
+
+    private mutating func repeatSearch(reverse: Bool) {
+        guard let last = lastSearch else { message = "no previous search"; return }
+        runSearch(forward: reverse ? !last.forward : last.forward)
+    }
+
+    private mutating func runSearch(forward: Bool) {
+        guard let pattern = lastSearch?.pattern else { return }
+        guard let key = displayKey, let text = texts[key] else { message = "the page is not loaded yet"; return }
+        let smartCase = pattern.lowercased() == pattern
+        let needle = smartCase ? pattern.lowercased() : pattern
+        let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
+        let candidates: [Int] = forward
+            ? Array(stride(from: start + 1, to: text.lines.count, by: 1))
+            : Array(stride(from: start - 1, through: 0, by: -1))
+        for i in candidates {
+            let plain = Sanitizer.plainText(text.lines[i])
+            if (smartCase ? plain.lowercased() : plain).contains(needle) {
+                searchLine = i
+                let rows = contentRows()
+                scrollOffset = Layout.firstRow(ofLine: i, in: rows) ?? scrollOffset
+                clampScroll()
+                message = "/\(pattern): line \(i + 1)"
+                return
+            }
+        }
+        message = "pattern not found on this page: \(pattern)"
+    }
+
+    private mutating func nextRandom() -> Double {
+        rng &+= 0x9E37_79B9_7F4A_7C15
+        var z = rng
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        return Double(z >> 11) / Double(1 << 53)
+    }
+
+    // MARK: Rendering
+
+    /// The screen: exactly `size.rows` rows (at least 1); all but the last are page content
+    /// (each fits `size.columns`, styles reset at its end), the last is the status line as
+    /// plain text (a prompt while one is being typed).
+    public mutating func screen() -> [String] {
+        let height = contentHeight
+        let rows = contentRows()
+        let offset = showingHelp ? helpOffset : scrollOffset
+        var out = Layout.visible(rows, offset: offset, height: height).map(\.text)
+        while out.count < height { out.append(showingHelp ? "" : "~") }
+        out.append(statusText())
+        return out
+    }
+
+    /// The whole frame to write: cursor home, every row followed by erase-to-end-of-line,
+    /// the status line in reverse video padded to the full width.
+    public mutating func frame() -> String {
+        let rows = screen()
+        var s = "\u{1B}[H"
+        for (i, row) in rows.enumerated() {
+            if i == rows.count - 1 {
+                let pad = max(0, size.columns - DisplayWidth.of(row))
+                s += "\u{1B}[7m" + row + String(repeating: " ", count: pad) + "\u{1B}[0m"
+            } else {
+                s += row + "\u{1B}[K\r\n"
+            }
+        }
+        return s
+    }
+
+    /// The status line's text for the current state.
+    public func statusText() -> String {
+        let width = max(1, size.columns)
+        switch prompt {
+        case .goto(let digits): return Layout.truncate("go to page: \(digits)", toWidth: width)
+        case .search(let forward, let text):
+            let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case nil: break
+        }
+        if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
+        let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
+                              mode: mode, roomPage: room?.page ?? 1, connection: connection,
+                              by: room?.by, message: message)
+        return line.render(width: width)
+    }
+
+    /// The help screen's lines (the key table).
+    public static let helpLines: [String] = [
+        "pagesync: everyone here sees the same page",
+        "",
+        "  Space  f  PgDn  →      next page",
+        "  b  PgUp  ←             previous page",
+        "  g  Home                first page",
+        "  G  End                 last page",
+        "  <digits> g / Enter     go to page <digits>",
+        "  j  ↓  Enter            scroll down one line",
+        "  k  ↑                   scroll up one line",
+        "  d  u                   scroll down / up half a screen",
+        "  /text  ?text           search this page forward / backward",
+        "  n  N                   next / previous match",
+        "  w                      wrap or chop long lines",
+        "  D                      detach: browse on your own",
+        "  F                      follow the room again",
+        "  p                      pull: bring the room to your page (needs control)",
+        "  Ctrl-L                 redraw",
+        "  h  H                   this help (q to close)",
+        "  q  Ctrl-C              quit",
+        "",
+        "Following (the default), page keys ask the server and every screen in the room",
+        "turns together. Detached, page keys only move your own view; the status line",
+        "says where the room is. In a room you have no control of (a presenter room",
+        "without --token), page keys detach you.",
+    ]
+}

@@ -1,0 +1,123 @@
+/// A terminal's size in character cells.
+public struct TerminalSize: Equatable, Sendable {
+    /// Columns (width).
+    public var columns: Int
+    /// Rows (height), the status line included.
+    public var rows: Int
+
+    /// A size; values below 1 are treated as 1 where it matters.
+    public init(columns: Int, rows: Int) {
+        self.columns = columns
+        self.rows = rows
+    }
+}
+
+/// A room's state as the pager last heard it from the server.
+public struct RoomView: Equatable, Sendable {
+    /// The room's name.
+    public var name: String
+    /// The room's current page (1-based).
+    public var page: Int
+    /// The number of pages of the room's document (>= 1).
+    public var pageCount: Int
+    /// The room's version; only grows within one connection.
+    public var version: UInt64
+    /// Who turned the page last (nil: nobody yet).
+    public var by: String?
+    /// The document's content id (page text is cached under it).
+    public var doc: String
+    /// Whether the room wraps around at its ends.
+    public var wraps: Bool
+    /// Whether this client may turn the room's pages.
+    public var control: Bool
+
+    /// A room view with every field given.
+    public init(name: String, page: Int, pageCount: Int, version: UInt64, by: String?, doc: String,
+                wraps: Bool, control: Bool) {
+        self.name = name
+        self.page = page
+        self.pageCount = pageCount
+        self.version = version
+        self.by = by
+        self.doc = doc
+        self.wraps = wraps
+        self.control = control
+    }
+}
+
+/// What the pager was started with.
+public struct PagerOptions: Sendable {
+    /// The room to be in (`--room`); nil: the server's default room, kept across reconnects.
+    public var room: String?
+    /// The name to use (`--name`); nil: the server's `guest-<n>`.
+    public var name: String?
+    /// A control token for presenter rooms (`--token`), sent with `AUTH` after every greeting.
+    public var token: String?
+    /// How to name the server in messages, e.g. `127.0.0.1:7777`.
+    public var server: String
+    /// The terminal's size at start.
+    public var size: TerminalSize
+    /// Quit (status 1) instead of retrying when the very first connection fails before a greeting.
+    public var quitIfFirstConnectionFails: Bool
+    /// Seed for reconnection jitter (any value; fixed in tests).
+    public var randomSeed: UInt64
+
+    /// Options; only `server` is required.
+    public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",
+                size: TerminalSize = TerminalSize(columns: 80, rows: 24),
+                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0) {
+        self.room = room
+        self.name = name
+        self.token = token
+        self.server = server
+        self.size = size
+        self.quitIfFirstConnectionFails = quitIfFirstConnectionFails
+        self.randomSeed = randomSeed
+    }
+}
+
+/// Everything that can happen to the pager. The shell turns terminal bytes into keys
+/// (with ``KeyDecoder``), socket bytes into lines, and reports connection changes.
+public enum PagerEvent: Equatable, Sendable {
+    /// A key was pressed.
+    case key(Key)
+    /// One line from the server, without its LF (a trailing CR is ignored). Feed every line,
+    /// including the content lines of multi-line replies, in order.
+    case serverLine(String)
+    /// The TCP connection is up (the server's greeting comes next).
+    case connected
+    /// The connection closed or could not be made; the model answers with ``PagerEffect/connect(afterMilliseconds:)``
+    /// (or ``PagerEffect/quit(status:message:)`` when the first connection fails).
+    case disconnected(reason: String)
+    /// The terminal was resized (SIGWINCH).
+    case resized(TerminalSize)
+    /// The process was continued after a suspend (SIGCONT): the screen must be redrawn.
+    case resumed
+}
+
+/// What the shell must do after an event, in order.
+public enum PagerEffect: Equatable, Sendable {
+    /// Write this command line, followed by LF, to the server.
+    case send(String)
+    /// Close the current connection if any, and after the delay connect again; then report
+    /// ``PagerEvent/connected`` or ``PagerEvent/disconnected(reason:)``.
+    case connect(afterMilliseconds: Int)
+    /// The screen changed: write ``PagerModel/frame()``.
+    case repaint
+    /// Clear the terminal (`ESC [ 2 J`), then write ``PagerModel/frame()`` (Ctrl-L, resume).
+    case clearAndRepaint
+    /// Ctrl-Z: restore the terminal, stop the process (SIGSTOP); on SIGCONT report ``PagerEvent/resumed``.
+    case suspend
+    /// Restore the terminal and exit with `status`, printing `message` (if any) to stderr.
+    case quit(status: Int32, message: String?)
+}
+
+/// Terminal control strings the shell writes around the pager's frames.
+public enum TerminalControl {
+    /// Enter the alternate screen and hide the cursor.
+    public static let enter = "\u{1B}[?1049h\u{1B}[?25l"
+    /// Show the cursor and leave the alternate screen (write on every exit path and before suspending).
+    public static let leave = "\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l"
+    /// Clear the whole screen.
+    public static let clearScreen = "\u{1B}[2J"
+}

@@ -1,0 +1,72 @@
+/// The document a room serves when nothing else is configured: a short guide
+/// to pagesync, paged with form feeds. It is what `pagesyncd` with no
+/// arguments shows, so a first run needs no files at all.
+enum BuiltinGuide {
+    /// The guide's pages, joined with form feeds into one document.
+    static let bytes: [UInt8] = Array(pages.joined(separator: "\u{0C}\n").utf8)
+
+    static let pages: [String] = [
+        """
+        pagesync: one page, many terminals
+
+        You are reading the built-in guide of pagesyncd, the pagesync daemon.
+        Everyone connected to this room sees the same page. When anyone turns
+        the page, every screen follows.
+
+        Turn the page with Space or the right arrow in the pager, or from any
+        shell:
+
+            printf 'next\\n' | nc -q1 127.0.0.1 7777
+
+        """,
+        """
+        Turning pages
+
+        NEXT and PREV move one page. FIRST and LAST jump to the ends.
+        GOTO 4 jumps to page 4. Pages are numbered from 1.
+
+        The room stops at its ends unless it is configured to wrap around.
+        Moving past a stopping end is answered with ERR 416 and changes
+        nothing.
+
+        """,
+        """
+        Never out of step
+
+        Every change is sent to everyone as the whole state:
+
+            PAGE room=guide page=3 pages=6 version=7 by=ann doc=...
+
+        The version only grows. A client that missed events is right again
+        after the next one. NEXT IF 7 moves only if the room is still at
+        version 7, so two people pressing next together move it once.
+
+        """,
+        """
+        Presenter rooms
+
+        A room can require a control token. Everyone may follow and read;
+        only clients that sent AUTH <token> may turn its pages. Others get
+        ERR 403 and can still browse on their own in the pager.
+
+        """,
+        """
+        Your own documents
+
+        Serve any UTF-8 text file, one room per file:
+
+            pagesyncd --listen 127.0.0.1:7777 notes.txt slides.md
+
+        Pages split at form feeds by default. Use --split separator:---
+        for slide decks, or --split lines:40 for plain text.
+
+        """,
+        """
+        That is all
+
+        Read PROTOCOL.md for every command, and README.md to run pagesyncd
+        under systemd. Send HELP for the list of commands, QUIT to leave.
+
+        """,
+    ]
+}

@@ -1,0 +1,201 @@
+import Configuration
+import PageSyncCore
+import SystemPackage
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Settings given on the command line. Each one that is set overrides the
+/// config file.
+public struct CommandLineOverrides: Sendable, Equatable {
+    /// Documents to serve, one room per file (replacing the configured rooms).
+    public var files: [String] = []
+    /// `--listen`.
+    public var listen: ListenAddress?
+    /// `--state-dir`.
+    public var stateDirectory: String?
+    /// `--max-clients`.
+    public var maxClients: Int?
+    /// `--max-line`.
+    public var maxLineLength: Int?
+    /// `--split`, for the rooms of `files`.
+    public var pagination: Pagination?
+    /// `--wrap`, for the rooms of `files`.
+    public var wraps: Bool = false
+    /// `--token`, for the rooms of `files`.
+    public var token: String?
+    /// `--no-fsync`.
+    public var noFsync: Bool = false
+
+    /// No overrides.
+    public init() {}
+}
+
+/// Builds the daemon's ``ServerConfig`` from built-in defaults, an optional
+/// YAML config file (read with apple/swift-configuration) and the command line.
+///
+/// The config file's keys are documented in `Config/pagesyncd.yaml`.
+public enum ConfigLoader {
+    /// Loads and validates the configuration.
+    /// - Throws: ``ConfigError`` with a one-line message naming the bad key or value.
+    public static func load(
+        configFile: String?, overrides: CommandLineOverrides,
+        environment: [String: String] = SystemdEnvironment.current()
+    ) async throws -> ServerConfig {
+        var config = ServerConfig(stateDirectory: defaultStateDirectory(environment: environment))
+        if let configFile {
+            let reader: ConfigReader
+            do {
+                reader = ConfigReader(provider: try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
+            } catch {
+                throw ConfigError("\(configFile): \(error)")
+            }
+            try apply(reader, file: configFile, to: &config)
+        }
+        apply(overrides, to: &config)
+        try config.validate()
+        return config
+    }
+
+    /// `$STATE_DIRECTORY` (set by systemd's `StateDirectory=`), else
+    /// `$XDG_STATE_HOME/pagesync`, else `~/.local/state/pagesync`.
+    public static func defaultStateDirectory(environment: [String: String]) -> String {
+        if let dirs = environment["STATE_DIRECTORY"], let first = dirs.split(separator: ":").first {
+            return String(first)
+        }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/pagesync" }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state/pagesync" }
+        return "/var/lib/pagesync"
+    }
+
+    static func apply(_ overrides: CommandLineOverrides, to config: inout ServerConfig) {
+        if let listen = overrides.listen { config.listen = listen }
+        if let dir = overrides.stateDirectory { config.stateDirectory = dir }
+        if let n = overrides.maxClients { config.maxClients = n }
+        if let n = overrides.maxLineLength { config.maxLineLength = n }
+        if overrides.noFsync { config.fsync = false }
+        if !overrides.files.isEmpty {
+            let names = ServerConfig.roomNames(forFiles: overrides.files)
+            config.rooms = zip(names, overrides.files).map { name, file in
+                RoomConfig(
+                    name: name, document: .file(absolute(file, relativeTo: nil)),
+                    pagination: overrides.pagination ?? .formFeed, wraps: overrides.wraps, token: overrides.token)
+            }
+        }
+    }
+
+    private static func apply(_ reader: ConfigReader, file: String, to config: inout ServerConfig) throws {
+        let keys = Keys(reader: reader, file: file)
+        if let text = try keys.string("listen") {
+            guard let address = ListenAddress(parsing: text) else {
+                throw keys.error("listen", "\"\(text)\" is not HOST:PORT (for example 127.0.0.1:7777 or [::1]:7777)")
+            }
+            config.listen = address
+        }
+        if let dir = try keys.string("state-dir") { config.stateDirectory = absolute(dir, relativeTo: file) }
+        if let n = try keys.int("max-clients") { config.maxClients = n }
+        if let n = try keys.int("max-line") { config.maxLineLength = n }
+        if let n = try keys.int("max-text") { config.maxTextBytes = n }
+        if let n = try keys.int("keepalive") { config.keepAliveSeconds = n }
+        if let b = try keys.bool("fsync") { config.fsync = b }
+        guard let names = try keys.stringArray("rooms") else { return }
+        guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
+        config.rooms = try names.map { name in
+            guard Names.isValid(name) else {
+                throw keys.error("rooms", "\"\(name)\" is not a valid room name (1 to 32 of A-Z a-z 0-9 . _ -)")
+            }
+            let prefix = "room.\(name)."
+            let document: DocumentSource
+            if let path = try keys.string(prefix + "file") {
+                document = path == "builtin:guide" ? .builtinGuide : .file(absolute(path, relativeTo: file))
+            } else {
+                throw keys.error(prefix + "file", "missing: each room needs a file")
+            }
+            var pagination = Pagination.formFeed
+            if let split = try keys.string(prefix + "split") {
+                guard let p = Pagination(parsing: split) else {
+                    throw keys.error(prefix + "split", "\"\(split)\" is not formfeed, separator:<line> or lines:<n>")
+                }
+                pagination = p
+            }
+            var token = try keys.string(prefix + "token", secret: true)
+            if let tokenFile = try keys.string(prefix + "token-file") {
+                token = try readToken(absolute(tokenFile, relativeTo: file), key: keys.error(prefix + "token-file", ""))
+            }
+            return RoomConfig(
+                name: name, document: document, pagination: pagination,
+                wraps: try keys.bool(prefix + "wrap") ?? false, token: token)
+        }
+    }
+
+    private static func readToken(_ path: String, key: ConfigError) throws -> String {
+        guard let file = fopen(path, "r") else {
+            throw ConfigError("\(key.message)\(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 1024)
+        guard fgets(&buffer, Int32(buffer.count), file) != nil else {
+            throw ConfigError("\(key.message)\(path): empty")
+        }
+        let line = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return String(line.trimmingSuffix { $0 == "\n" || $0 == "\r" || $0 == " " })
+    }
+
+    /// `path` made absolute: relative to the config file's directory, or to the
+    /// working directory for the command line.
+    static func absolute(_ path: String, relativeTo configFile: String?) -> String {
+        if path.hasPrefix("/") { return path }
+        if let configFile, let slash = configFile.lastIndex(of: "/") {
+            return String(configFile[...slash]) + path
+        }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let cwd = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return cwd == "/" ? "/" + path : cwd + "/" + path
+    }
+
+    /// Typed reads that tell a missing key from a mistyped one.
+    private struct Keys {
+        let reader: ConfigReader
+        let file: String
+
+        func error(_ key: String, _ message: String) -> ConfigError {
+            ConfigError("\(file): \(key): \(message)")
+        }
+
+        func string(_ key: String, secret: Bool = false) throws -> String? {
+            guard let value = reader.string(forKey: ConfigKey(key), isSecret: secret) else {
+                if reader.stringArray(forKey: ConfigKey(key)) != nil { throw error(key, "expected one value, not a list") }
+                return nil
+            }
+            return value
+        }
+
+        func int(_ key: String) throws -> Int? {
+            guard let raw = try string(key) else { return nil }
+            guard let value = reader.int(forKey: ConfigKey(key)) else { throw error(key, "\"\(raw)\" is not a whole number") }
+            return value
+        }
+
+        func bool(_ key: String) throws -> Bool? {
+            guard let raw = try string(key) else { return nil }
+            guard let value = reader.bool(forKey: ConfigKey(key)) else { throw error(key, "\"\(raw)\" is not true or false") }
+            return value
+        }
+
+        func stringArray(_ key: String) throws -> [String]? {
+            if let list = reader.stringArray(forKey: ConfigKey(key)) { return list }
+            if let raw = reader.string(forKey: ConfigKey(key)) { throw error(key, "expected a list, not \"\(raw)\"") }
+            return nil
+        }
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(while predicate: (Character) -> Bool) -> Substring {
+        var end = endIndex
+        while end > startIndex, predicate(self[index(before: end)]) { end = index(before: end) }
+        return self[..<end]
+    }
+}

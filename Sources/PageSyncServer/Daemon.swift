@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+import PageSyncCore
+import UV
+
+/// Runs pagesyncd: a libuv loop on the calling thread with the
+/// ``Coordinator`` as its actor, until SIGINT or SIGTERM.
+public enum Daemon {
+    /// Starts the daemon and blocks until it has shut down.
+    /// - Parameters:
+    ///   - listenFDs: sockets handed over by a service manager; when non-empty
+    ///     they are used instead of binding `config.listen`.
+    ///   - reloadConfig: reads the configuration again, on SIGHUP.
+    /// - Throws: ``StartError`` when it cannot start (a document, the state
+    ///   directory or the address), with a one-line message.
+    public static func run(
+        config: ServerConfig,
+        logger: Logger,
+        observer: any LifecycleObserver = NoLifecycleObserver(),
+        listenFDs: [Int32] = [],
+        reloadConfig: @escaping @Sendable () async throws -> ServerConfig
+    ) throws(StartError) {
+        // A peer that vanishes mid-write must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        raiseOpenFileLimit(logger: logger)
+
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+        } catch {
+            throw StartError("cannot create the event loop: \(error)")
+        }
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(
+                loop: loop, config: config, logger: logger, observer: observer,
+                listenFDs: listenFDs, reloadConfig: reloadConfig)
+        } catch {
+            throw StartError("state directory: \(error)")
+        }
+        // start() runs as the loop's first job, on the loop thread; a failure stops the loop.
+        let failure = Mutex<StartError?>(nil)
+        loop.execute {
+            let started = coordinator.assumeIsolated { coordinator in
+                Result { () throws(StartError) in try coordinator.start() }
+            }
+            if case .failure(let error) = started {
+                failure.withLock { $0 = error }
+                loop.stop()
+            }
+        }
+        loop.run()
+        loop.closeAllHandlesAndDrain()
+        if let error = failure.withLock({ $0 }) { throw error }
+        logger.info("stopped")
+    }
+
+    /// Every client costs a descriptor: use all the hard limit allows.
+    private static func raiseOpenFileLimit(logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+            logger.warning("cannot raise the open-file limit: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// A plain thread for the event loop: libuv blocks in `uv_run`, which must not
+/// happen on the main actor or on a thread of Swift's cooperative pool.
+public final class LoopThread: @unchecked Sendable {
+    private let body: @Sendable () -> Void
+
+    /// A thread that will run `body` once started.
+    public init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+
+    /// Starts the thread (detached: it ends when `body` returns).
+    public func start() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { raw in
+            let me = Unmanaged<LoopThread>.fromOpaque(raw!).takeRetainedValue()
+            me.body()
+            return nil
+        }, context)
+        precondition(result == 0, "pthread_create failed: \(result)")
+        pthread_detach(thread)
+    }
+}

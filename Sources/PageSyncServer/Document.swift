@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import PageSyncCore
+
+/// A document as a room serves it: an immutable page index plus the means to
+/// read one page's bytes. A file document keeps the descriptor it was indexed
+/// from, so the text it serves always matches its index, even when the file is
+/// replaced on disk (a re-index then builds a new `Document`).
+///
+/// Large files are never loaded whole: they are scanned in chunks and only the
+/// byte offsets of page boundaries are kept.
+public final class Document: Sendable {
+    /// What the document was built from.
+    public let source: DocumentSource
+    /// The page boundaries.
+    public let index: PageIndex
+    /// Identifies this content; changes when the file changes.
+    public let id: String
+    private let storage: Storage
+
+    private enum Storage: Sendable {
+        case file(fd: Int32)
+        case memory([UInt8])
+    }
+
+    /// The number of pages (at least 1).
+    public var pageCount: Int { index.count }
+
+    /// Opens and indexes a document.
+    /// - Throws: `DocumentError` with a one-line message when the file cannot be read.
+    public static func open(_ source: DocumentSource, pagination: Pagination) throws(DocumentError) -> Document {
+        switch source {
+        case .builtinGuide:
+            let bytes = BuiltinGuide.bytes
+            let index = PageIndexer.index(bytes, pagination: pagination)
+            var hash = FNV1a()
+            hash.add(bytes)
+            hash.add(pagination.description.utf8)
+            return Document(source: source, index: index, id: hash.hex, storage: .memory(bytes))
+        case .file(let path):
+            return try openFile(path: path, pagination: pagination)
+        }
+    }
+
+    private init(source: DocumentSource, index: PageIndex, id: String, storage: Storage) {
+        self.source = source
+        self.index = index
+        self.id = id
+        self.storage = storage
+    }
+
+    deinit {
+        if case .file(let fd) = storage { _ = Glibc.close(fd) }
+    }
+
+    private static func openFile(path: String, pagination: Pagination) throws(DocumentError) -> Document {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DocumentError(path: path, errno: errno) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let e = errno
+            _ = Glibc.close(fd)
+            throw DocumentError(path: path, errno: e)
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            _ = Glibc.close(fd)
+            throw DocumentError(path: path, message: "not a regular file")
+        }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        var indexer = PageIndexer(pagination: pagination)
+        let chunkSize = 4 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let n = pread(fd, buffer.baseAddress, chunkSize, offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                _ = Glibc.close(fd)
+                throw DocumentError(path: path, errno: e)
+            }
+            if n == 0 { break }
+            indexer.consume(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += off_t(n)
+        }
+        var hash = FNV1a()
+        hash.add(UInt64(truncatingIfNeeded: st.st_dev))
+        hash.add(UInt64(truncatingIfNeeded: st.st_ino))
+        hash.add(UInt64(truncatingIfNeeded: offset))
+        hash.add(UInt64(truncatingIfNeeded: st.st_mtim.tv_sec))
+        hash.add(UInt64(truncatingIfNeeded: st.st_mtim.tv_nsec))
+        hash.add(pagination.description.utf8)
+        return Document(source: .file(path), index: indexer.finish(), id: hash.hex, storage: .file(fd: fd))
+    }
+
+    /// Reads up to `limit` bytes of a page.
+    /// - Returns: the bytes, the page's full size, and whether it was cut at `limit`.
+    public func text(of page: PageNumber, limit: Int) throws(DocumentError) -> (bytes: [UInt8], pageByteCount: Int, truncated: Bool) {
+        let range = index.byteRange(of: page)
+        let count = min(range.count, limit)
+        switch storage {
+        case .memory(let all):
+            return (Array(all[range.lowerBound..<(range.lowerBound + count)]), range.count, count < range.count)
+        case .file(let fd):
+            var out = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let n = out.withUnsafeMutableBytes { buf in
+                    pread(fd, buf.baseAddress! + done, count - done, off_t(range.lowerBound + done))
+                }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw DocumentError(path: source.description, errno: errno)
+                }
+                if n == 0 { break }  // the file shrank under us; a re-index follows
+                done += n
+            }
+            if done < count { out.removeSubrange(done...) }
+            return (out, range.count, count < range.count)
+        }
+    }
+}
+
+/// A document that could not be opened or read, in one line.
+public struct DocumentError: Error, Sendable, CustomStringConvertible {
+    /// The file concerned.
+    public var path: String
+    /// What went wrong.
+    public var message: String
+
+    init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    init(path: String, errno code: Int32) {
+        self.init(path: path, message: String(cString: strerror(code)))
+    }
+
+    /// `<path>: <message>`.
+    public var description: String { "\(path): \(message)" }
+}
+
+/// 64-bit FNV-1a, for short content identifiers (not for security).
+struct FNV1a {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func add(_ bytes: some Sequence<UInt8>) {
+        for b in bytes {
+            value ^= UInt64(b)
+            value &*= 0x0000_0100_0000_01b3
+        }
+    }
+
+    mutating func add(_ word: UInt64) {
+        withUnsafeBytes(of: word.littleEndian) { add($0) }
+    }
+
+    /// 12 hex digits: short on the wire, ample to tell versions of a file apart.
+    var hex: String {
+        let s = String(value & 0xFFFF_FFFF_FFFF, radix: 16)
+        return String(repeating: "0", count: 12 - s.count) + s
+    }
+}

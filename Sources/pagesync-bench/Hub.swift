@@ -1,0 +1,444 @@
+import UV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs an `EventLoop` on a thread of its own so that the coordinator's script can be written
+/// as plain sequential code on the main thread: `sync` hands a step to the loop thread and
+/// blocks until that step calls its completion.
+final class LoopRunner: @unchecked Sendable {
+    let loop: EventLoop
+    private var thread = pthread_t()
+
+    init() throws(UVError) {
+        loop = try EventLoop()
+        let context = Unmanaged.passRetained(LoopBoundBox(loop)).toOpaque()
+        pthread_create(&thread, nil, { argument in
+            let box = Unmanaged<LoopBoundBox>.fromOpaque(argument!).takeRetainedValue()
+            box.value.run()
+            box.value.closeAllHandlesAndDrain()
+            return nil
+        }, context)
+    }
+
+    /// Runs `body` on the loop thread and waits until it calls its completion with a value.
+    func sync<T: Sendable>(_ body: @escaping (@escaping (T) -> Void) -> Void) -> T {
+        let handoff = Handoff<T>()
+        let box = LoopBound(body)
+        loop.execute { box.value { handoff.put($0) } }
+        return handoff.take()
+    }
+
+    /// Stops the loop, closes its handles and joins the thread.
+    func shutdown() {
+        let loop = self.loop
+        loop.execute { loop.stop() }
+        pthread_join(thread, nil)
+    }
+}
+
+/// Heap box so the loop can cross the pthread_create boundary.
+final class LoopBoundBox: @unchecked Sendable {
+    let value: EventLoop
+    init(_ value: EventLoop) { self.value = value }
+}
+
+/// A line-oriented connection of the coordinator (to a worker, or the driver/pinger to the
+/// target). Every complete line is handed to `onLine` with its receipt time.
+final class Link {
+    let connection: TCPConnection
+    private var splitter = LineSplitter()
+    /// The current line handler; replaced per phase.
+    var onLine: ((UnsafeRawBufferPointer, UInt64) -> Void)?
+    /// Called once when the peer closes or the connection fails.
+    var onClosed: ((String) -> Void)?
+    private(set) var closed = false
+
+    init(_ connection: TCPConnection) {
+        self.connection = connection
+        connection.setNoDelay(true)
+        // The read callback keeps the link alive until the connection is closed (closing drops it).
+        connection.startReading { [self] event in
+            switch event {
+            case .data(let bytes):
+                let now = monotonicNanoseconds()
+                splitter.feed(bytes) { line in onLine?(line, now) }
+            case .eof: close(reason: "eof")
+            case .error(let error): close(reason: error.name)
+            }
+        }
+    }
+
+    private func close(reason: String) {
+        guard !closed else { return }
+        closed = true
+        connection.close()
+        onClosed?(reason)
+    }
+
+    /// Writes raw bytes.
+    func write(_ bytes: [UInt8]) { connection.write(bytes) }
+    /// Writes a text line (LF appended).
+    func send(_ line: String) { connection.write(Array((line + "\n").utf8)) }
+
+    /// Connects and wraps the connection.
+    static func connect(loop: EventLoop, host: String, port: Int, _ done: @escaping (Result<Link, UVError>) -> Void) {
+        TCPConnection.connect(loop: loop, host: host, port: port) { result in
+            done(result.map { Link($0) })
+        }
+    }
+}
+
+/// Parsed `key=value` fields of a pagesync line.
+func fields(of line: String) -> [String: String] {
+    var result: [String: String] = [:]
+    for word in line.split(separator: " ") {
+        if let eq = word.firstIndex(of: "=") {
+            result[String(word[..<eq])] = String(word[word.index(after: eq)...])
+        }
+    }
+    return result
+}
+
+/// The coordinator's loop-thread state: the worker links, the driver and the pinger.
+final class Hub {
+    let loop: EventLoop
+    let target: Target
+    let host: String
+    let port: Int
+    let payload: Payload
+    var listener: TCPListener?
+    var workers: [Link] = []
+    var driver: Link?
+    /// pagesyncd: the room's page as the driver last knew it (alternation NEXT/PREV).
+    var driverPage = 1
+    var driverErrors = 0
+    var observedEventBytes = 0
+
+    init(loop: EventLoop, target: Target, host: String, port: Int, payload: Payload) {
+        self.loop = loop
+        self.target = target
+        self.host = host
+        self.port = port
+        self.payload = payload
+    }
+
+    // MARK: Workers
+
+    /// Listens for worker control connections on a free loopback port; returns the port.
+    func listen(expecting count: Int, ready: @escaping () -> Void) throws(UVError) -> Int {
+        let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: 0)
+        try listener.listen { [unowned self] connection in
+            let link = Link(connection)
+            link.onLine = { [unowned self, unowned link] line, _ in
+                guard line.hasASCIIPrefix("WORKER ") else { return }
+                link.onLine = nil
+                workers.append(link)
+                if workers.count == count {
+                    self.listener?.close()
+                    self.listener = nil
+                    ready()
+                }
+            }
+        }
+        self.listener = listener
+        return listener.localAddress?.port ?? 0
+    }
+
+    /// Sends `line` to every worker in `links` and collects each one's first reply starting
+    /// with `prefix`.
+    func request(_ links: [Link], _ lines: [String], expect prefix: String, _ done: @escaping ([String]) -> Void) {
+        var replies = [String?](repeating: nil, count: links.count)
+        var remaining = links.count
+        if remaining == 0 { done([]); return }
+        for (i, link) in links.enumerated() {
+            link.onLine = { line, _ in
+                let text = line.string
+                guard text.hasPrefix(prefix), replies[i] == nil else { return }
+                replies[i] = text
+                remaining -= 1
+                if remaining == 0 { done(replies.map { $0! }) }
+            }
+            link.send(lines[i])
+        }
+    }
+
+    // MARK: Driver
+
+    /// Connects the driver and prepares it: pagesyncd gets a NAME sized so its PAGE events are
+    /// `payload.size` bytes, then `GOTO 1`; NATS gets CONNECT.
+    func connectDriver(_ done: @escaping (String?) -> Void) {
+        Link.connect(loop: loop, host: host, port: port) { [unowned self] result in
+            switch result {
+            case .failure(let error):
+                done("driver cannot connect: \(error)")
+            case .success(let link):
+                driver = link
+                link.onClosed = { reason in log("driver connection closed: \(reason)") }
+                switch target {
+                case .pagesyncd: preparePagesyncDriver(link, done)
+                case .nats:
+                    link.write(target.clientHello)
+                    link.onLine = { [unowned self] line, _ in driverIdle(line) }
+                    done(nil)
+                case .redis, .floor:
+                    link.onLine = { [unowned self] line, _ in driverIdle(line) }
+                    done(nil)
+                }
+            }
+        }
+    }
+
+    private func preparePagesyncDriver(_ link: Link, _ done: @escaping (String?) -> Void) {
+        var step = 0
+        link.onLine = { [unowned self] raw, _ in
+            let line = raw.string
+            switch step {
+            case 0:
+                guard line.hasPrefix("HELLO ") else { done("expected HELLO, got: \(line)"); return }
+                let f = fields(of: line)
+                let room = f["room"] ?? "", pages = f["pages"] ?? "2", doc = f["doc"] ?? ""
+                guard (Int(pages) ?? 0) >= 2 else { done("the room needs 2+ pages, has \(pages)"); return }
+                // PAGE room=R page=P pages=C version=V by=NAME doc=D\n, with a 4-digit version.
+                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\n".utf8.count
+                let nameLength = min(32, max(1, payload.size - fixed))
+                let name = String("bench-driver-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx".prefix(nameLength))
+                step = 1
+                link.send("NAME \(name)")
+            case 1:
+                guard line.hasPrefix("OK") else { done("NAME failed: \(line)"); return }
+                step = 2
+                link.send("GOTO 1")
+            case 2:
+                if line.hasPrefix("PAGE ") { return }
+                guard line.hasPrefix("OK") else { done("GOTO 1 failed: \(line)"); return }
+                driverPage = 1
+                link.onLine = { [unowned self] line, _ in driverIdle(line) }
+                done(nil)
+            default: break
+            }
+        }
+    }
+
+    /// What the driver does with lines while changes run: note errors and the PAGE line size.
+    private func driverIdle(_ line: UnsafeRawBufferPointer) {
+        if line.hasASCIIPrefix("PAGE ") {
+            observedEventBytes = line.count + 1
+        } else if line.hasASCIIPrefix("ERR") || line.hasASCIIPrefix("-ERR") {
+            driverErrors += 1
+            if driverErrors <= 3 { log("driver got: \(line.string)") }
+        } else if target.isServerPing(line) {
+            driver?.write(Array("PONG\r\n".utf8))
+        }
+    }
+
+    /// The base version for a phase: pagesyncd's current version (STATUS), 0 for the others.
+    func phaseBase(_ done: @escaping (Int) -> Void) {
+        guard target == .pagesyncd, let driver else { done(0); return }
+        driver.onLine = { [unowned self, unowned driver] raw, _ in
+            let line = raw.string
+            guard line.hasPrefix("OK room=") else { driverIdle(raw); return }
+            let f = fields(of: line)
+            driverPage = Int(f["page"] ?? "1") ?? 1
+            driver.onLine = { [unowned self] line, _ in driverIdle(line) }
+            done(Int(f["version"] ?? "0") ?? 0)
+        }
+        driver.send("STATUS")
+    }
+
+    /// The bytes that make change `seq` happen.
+    func change(_ seq: Int) -> [UInt8] {
+        guard target == .pagesyncd else { return payload.publish(seq: seq, on: target) }
+        if driverPage == 1 {
+            driverPage = 2
+            return Array("NEXT\n".utf8)
+        } else {
+            driverPage = 1
+            return Array("PREV\n".utf8)
+        }
+    }
+
+    // MARK: Phases
+
+    /// Fan-out latency: one change at a time; the next change goes out once every worker has
+    /// reported that all of its followers have the current one. Returns microseconds per change.
+    func latency(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping ([Double], String?) -> Void) {
+        guard let driver else { done([], "no driver"); return }
+        let state = PhaseState(changes: changes, workers: links.count)
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for link in links { link.onLine = nil }
+            done(state.results, error)
+        }
+        func send(_ seq: Int) {
+            let bytes = change(seq)
+            state.progress = monotonicNanoseconds()
+            state.sendTimes[seq] = state.progress
+            driver.write(bytes)
+        }
+        for link in links {
+            link.onLine = { line, _ in
+                guard line.hasASCIIPrefix("R ") else { return }
+                let words = line.string.split(separator: " ")
+                guard words.count == 3, let seq = Int(words[1]), let t = UInt64(words[2]), seq <= changes else { return }
+                state.reported[seq] += 1
+                if t > state.lastTimes[seq] { state.lastTimes[seq] = t }
+                if state.reported[seq] == links.count {
+                    let sent = state.sendTimes[seq]
+                    let last = state.lastTimes[seq]
+                    state.results.append(last > sent ? Double(last - sent) / 1000 : 0)
+                    if seq < changes { send(seq + 1) } else { finish(nil) }
+                }
+            }
+        }
+        watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
+            if monotonicNanoseconds() - state.progress > UInt64(stallMs) * 1_000_000 {
+                finish("stalled after \(state.results.count) of \(changes) changes")
+            }
+        }
+        send(1)
+    }
+
+    /// Fan-out throughput: all changes back to back; returns (deliveries, seconds, lost).
+    func throughput(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
+        guard let driver else { done(0, 0, 0, "no driver"); return }
+        var bytes: [UInt8] = []
+        for seq in 1...changes { bytes += change(seq) }
+        var remaining = links.count
+        var delivered = 0
+        var lost = 0
+        var last: UInt64 = 0
+        let start = monotonicNanoseconds()
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for link in links { link.onLine = nil }
+            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
+        }
+        for link in links {
+            link.onLine = { line, _ in
+                guard line.hasASCIIPrefix("T ") else { return }
+                let words = line.string.split(separator: " ")
+                guard words.count == 4, let t = UInt64(words[1]), let d = Int(words[2]), let l = Int(words[3]) else { return }
+                delivered += d
+                lost += l
+                last = max(last, t)
+                remaining -= 1
+                if remaining == 0 { finish(nil) }
+            }
+        }
+        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) {
+            finish("timed out after \(stallMs) ms")
+        }
+        driver.write(bytes)
+    }
+
+    /// Paced throughput: the driver sends change i+1 as soon as the server acknowledged change i
+    /// (pagesyncd `OK`, redis `:n`, NATS/floor `PONG` after the change), so every change is fanned
+    /// out on its own; ends when every follower has the last change. Returns (deliveries,
+    /// seconds, lost, error).
+    func paced(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
+        guard let driver else { done(0, 0, 0, "no driver"); return }
+        let target = self.target
+        var remaining = links.count
+        var delivered = 0
+        var lost = 0
+        var last: UInt64 = 0
+        var sent = 0
+        let start = monotonicNanoseconds()
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for link in links { link.onLine = nil }
+            driver.onLine = { [unowned self] line, _ in driverIdle(line) }
+            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
+        }
+        let ack: [UInt8] = target == .nats ? Array("PING\r\n".utf8) : target == .floor ? Array("PING\n".utf8) : []
+        func sendNext() {
+            guard sent < changes else { return }
+            sent += 1
+            driver.write(change(sent) + ack)
+        }
+        driver.onLine = { [unowned self] line, _ in
+            let acknowledged: Bool
+            switch target {
+            case .pagesyncd: acknowledged = line.hasASCIIPrefix("OK page=") || line.hasASCIIPrefix("ERR")
+            case .redis: acknowledged = line.hasASCIIPrefix(":")
+            case .nats, .floor: acknowledged = line.hasASCIIPrefix("PONG")
+            }
+            if acknowledged { sendNext() } else { driverIdle(line) }
+        }
+        for link in links {
+            link.onLine = { line, _ in
+                guard line.hasASCIIPrefix("T ") else { return }
+                let words = line.string.split(separator: " ")
+                guard words.count == 4, let t = UInt64(words[1]), let d = Int(words[2]), let l = Int(words[3]) else { return }
+                delivered += d
+                lost += l
+                last = max(last, t)
+                remaining -= 1
+                if remaining == 0 { finish(nil) }
+            }
+        }
+        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) {
+            finish("timed out after \(stallMs) ms (\(sent) of \(changes) changes sent)")
+        }
+        sendNext()
+    }
+
+    /// Round trip: `count` sequential pings on a fresh connection (one warm-up ping first).
+    /// Returns microseconds per ping.
+    func roundTrips(count: Int, _ done: @escaping ([Double], String?) -> Void) {
+        Link.connect(loop: loop, host: host, port: port) { [unowned self] result in
+            guard case .success(let link) = result else { done([], "pinger cannot connect"); return }
+            var results: [Double] = []
+            results.reserveCapacity(count)
+            var sent: UInt64 = 0
+            var warm = false
+            let ping = target.ping
+            let target = self.target
+            link.onClosed = { reason in done(results, "pinger closed: \(reason)") }
+            link.onLine = { [unowned link] line, now in
+                if target.isServerPing(line) { link.write(Array("PONG\r\n".utf8)); return }
+                guard target.isPong(line) else { return }
+                if warm { results.append(Double(now - sent) / 1000) } else { warm = true }
+                if results.count == count {
+                    link.onClosed = nil
+                    link.onLine = nil
+                    link.connection.close()
+                    done(results, nil)
+                    return
+                }
+                sent = monotonicNanoseconds()
+                link.write(ping)
+            }
+            sent = monotonicNanoseconds()
+            link.write(target.clientHello + ping)
+        }
+    }
+}
+
+/// Mutable bookkeeping of one latency phase.
+final class PhaseState {
+    var sendTimes: [UInt64]
+    var lastTimes: [UInt64]
+    var reported: [Int]
+    var results: [Double] = []
+    var progress: UInt64 = monotonicNanoseconds()
+
+    init(changes: Int, workers: Int) {
+        sendTimes = [UInt64](repeating: 0, count: changes + 1)
+        lastTimes = [UInt64](repeating: 0, count: changes + 1)
+        reported = [Int](repeating: 0, count: changes + 1)
+    }
+}

@@ -1,0 +1,122 @@
+import ArgumentParser
+
+/// `pagesync-bench report`: turns result files (one per run) into a markdown table of medians,
+/// with the ratios primary/redis, primary/nats and primary/floor computed within each run and
+/// then taken as a median.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Print a markdown table (medians over runs, ratios from the same run) from result TSV files.")
+
+    @Argument(help: "Result TSV files, one per run.") var files: [String]
+    @Option(help: "The label the ratios are computed for.") var primary = "pagesyncd"
+    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-fsync,redis,nats,floor"
+
+    struct Key: Hashable, Comparable {
+        var metric: String, n: Int
+        static func < (a: Key, b: Key) -> Bool {
+            let ra = ReportCommand.rank(a.metric), rb = ReportCommand.rank(b.metric)
+            if ra != rb { return ra < rb }
+            if a.metric != b.metric { return a.metric < b.metric }
+            return a.n < b.n
+        }
+    }
+
+    static let order: [(String, String)] = [
+        ("fanout_p50_us", "fan-out p50 (µs)"), ("fanout_p90_us", "fan-out p90 (µs)"),
+        ("fanout_p99_us", "fan-out p99 (µs)"), ("fanout_max_us", "fan-out max (µs)"),
+        ("throughput_dps", "fan-out throughput (deliveries/s)"), ("delivered_pct", "delivered (% of N×M)"),
+        ("throughput_cps", "changes/s until every follower has the last one"),
+        ("paced_dps", "paced throughput, 1 change in flight (deliveries/s)"), ("paced_delivered_pct", "paced: delivered (% of N×M)"),
+        ("rtt_p50_us", "round trip p50 (µs)"), ("rtt_p99_us", "round trip p99 (µs)"),
+        ("mem_per_conn_bytes", "RSS per idle connection (bytes)"),
+        ("max_clients_attempted", "max clients: attempted"), ("max_clients_held", "max clients: held"),
+        ("max_clients_errors", "max clients: errors"),
+        ("churn_cps", "churn (connect+ping+close /s)"), ("churn_errors", "churn errors"),
+        ("churn_rss_delta_kib", "RSS after churn − before (KiB)"), ("churn_fd_delta", "fds after churn − before"),
+        ("open_errors", "errors opening followers"), ("fanout_errors", "fan-out phase errors"),
+        ("throughput_errors", "throughput phase errors"), ("paced_errors", "paced phase errors"), ("driver_errors", "driver ERR replies"),
+        ("payload_bytes", "bytes per delivery (payload)"), ("failed", "bench failed (runs)"),
+        ("doc_open_ms", "document: open+index until listening (ms)"), ("doc_hwm_mib", "document: peak RSS VmHWM (MiB)"),
+        ("doc_text_p50_us", "document: TEXT middle page p50 (µs)"), ("doc_text_p99_us", "document: TEXT middle page p99 (µs)"),
+    ]
+
+    static func rank(_ metric: String) -> Int { order.firstIndex { $0.0 == metric } ?? order.count }
+
+    static func title(_ key: Key) -> String {
+        let name = order.first { $0.0 == key.metric }?.1 ?? key.metric
+        guard key.n > 0 else { return name }
+        if key.metric.hasPrefix("doc_") { return "\(name), \(key.n) MiB" }
+        return "\(name), N=\(key.n)"
+    }
+
+    func run() throws {
+        // runs[file][label][key] = value
+        var runs: [[String: [Key: Double]]] = []
+        var skipped: [String: String] = [:]
+        var labels: [String] = []
+        for file in files {
+            guard let text = ProcessProbe.readSmallFile(file) else { continue }
+            var run: [String: [Key: Double]] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
+                guard parts.count >= 4 else { continue }
+                let label = String(parts[0])
+                if parts[1] == "skipped" { skipped[label] = parts.count > 4 ? String(parts[4]) : "skipped"; if !labels.contains(label) { labels.append(label) }; continue }
+                guard let n = Int(parts[2]), let value = Double(parts[3]) else { continue }
+                run[label, default: [:]][Key(metric: String(parts[1]), n: n)] = value
+                if !labels.contains(label) { labels.append(label) }
+            }
+            runs.append(run)
+        }
+        let preferred = columns.split(separator: ",").map(String.init)
+        labels = preferred.filter { labels.contains($0) } + labels.filter { !preferred.contains($0) }
+        let ratioLabels = ["redis", "nats", "floor"].filter { labels.contains($0) && skipped[$0] == nil }
+        var keys = Set<Key>()
+        for run in runs { for (_, values) in run { keys.formUnion(values.keys) } }
+
+        var header = "| metric | " + labels.joined(separator: " | ")
+        var rule = "| --- |" + String(repeating: " ---: |", count: labels.count)
+        for r in ratioLabels { header += " | \(primary)/\(r)"; rule += " ---: |" }
+        print(header + " |")
+        print(rule)
+        for key in keys.sorted() {
+            var row = "| \(ReportCommand.title(key)) |"
+            for label in labels {
+                if skipped[label] != nil { row += " skipped |"; continue }
+                let values = runs.compactMap { $0[label]?[key] }
+                row += " \(median(values).map { ReportCommand.show($0) } ?? "–") |"
+            }
+            for r in ratioLabels {
+                let ratios = runs.compactMap { run -> Double? in
+                    guard let a = run[primary]?[key], let b = run[r]?[key], b != 0 else { return nil }
+                    return a / b
+                }
+                row += " \(median(ratios).map { fmt($0, 2) } ?? "–") |"
+            }
+            print(row)
+        }
+        if !skipped.isEmpty {
+            print("")
+            for (label, reason) in skipped.sorted(by: { $0.key < $1.key }) { print("- \(label): skipped (\(reason))") }
+        }
+        print("")
+        print("Medians over \(runs.count) run(s); each ratio is computed within one run, then the median is taken.")
+    }
+
+    static func show(_ value: Double) -> String {
+        if abs(value) >= 1000 { return groupThousands(Int(value.rounded())) }
+        if value == value.rounded() { return String(Int(value)) }
+        return fmt(value, 1)
+    }
+
+    static func groupThousands(_ value: Int) -> String {
+        let digits = String(abs(value))
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+            out.append(c)
+        }
+        return (value < 0 ? "-" : "") + out
+    }
+}

@@ -1,0 +1,284 @@
+import ArgumentParser
+import UV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Appends result rows (`label<TAB>metric<TAB>n<TAB>value`) to a TSV file and echoes them.
+final class ResultSink {
+    let label: String
+    private let file: UnsafeMutablePointer<FILE>?
+
+    init(label: String, path: String?) {
+        self.label = label
+        file = path.flatMap { fopen($0, "a") }
+    }
+
+    deinit { if let file { fclose(file) } }
+
+    func add(_ metric: String, n: Int = 0, _ value: Double) {
+        let row = "\(label)\t\(metric)\t\(n)\t\(fmt(value, 2))\n"
+        if let file { fputs(row, file); fflush(file) }
+        writeAll(1, row)
+    }
+}
+
+/// `pagesync-bench run`: the measurement matrix against one target.
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drive followers and a driver against one target and print results.",
+        discussion: """
+            Results are rows "label<TAB>metric<TAB>n<TAB>value" on stdout (and appended to \
+            --out); progress goes to stderr. Latencies in microseconds, throughput in \
+            deliveries per second, memory in bytes per connection.
+            """)
+
+    @Option(help: "pagesyncd, redis, nats or floor.") var target: Target
+    @Option(help: "Target host (loopback).") var host = "127.0.0.1"
+    @Option(help: "Target port.") var port: Int
+    @Option(name: .customLong("server-pid"), help: "The target's PID, for RSS and fd counts.") var serverPID: Int32?
+    @Option(help: "Label for the result rows (default: the target).") var label: String?
+    @Option(help: "Append result rows to this TSV file.") var out: String?
+    @Option(help: "Follower counts, comma-separated.") var followers = "100,1000,10000"
+    @Option(help: "Changes per latency measurement.") var changes = 200
+    @Option(name: .customLong("throughput-deliveries"), help: "Aim for about this many deliveries per throughput measurement (changes = this / N, at most --throughput-changes).") var throughputDeliveries = 1_000_000
+    @Option(name: .customLong("throughput-changes"), help: "Most changes per throughput measurement.") var throughputChanges = 1000
+    @Option(help: "Pings for the round trip.") var pings = 2000
+    @Option(help: "Payload bytes per delivery, LF included (pagesyncd: the driver's NAME is sized to match).") var payload = 90
+    @Option(help: "Follower worker processes.") var workers = 2
+    @Option(help: "Comma-separated subset of: rtt,fanout,maxclients,churn.") var tests = "rtt,fanout,maxclients,churn"
+    @Option(name: .customLong("max-clients"), help: "Connections to attempt for max clients (default: 20000 minus the server's open fds, or 19990).") var maxClients: Int?
+    @Option(name: .customLong("churn-ms"), help: "Churn duration in milliseconds.") var churnMs = 3000
+    @Option(name: .customLong("churn-concurrency"), help: "Concurrent connect/ping/close chains per worker.") var churnConcurrency = 16
+    @Option(name: .customLong("settle-ms"), help: "Pause before reading the server's RSS.") var settleMs = 1000
+
+    func run() throws {
+        let tests = Set(self.tests.split(separator: ",").map(String.init))
+        let sink = ResultSink(label: label ?? target.rawValue, path: out)
+        let runner = try LoopRunner()
+        let hub = LoopBound(Hub(loop: runner.loop, target: target, host: host, port: port, payload: Payload(size: payload)))
+
+        // Workers: re-exec ourselves.
+        let workerCount = max(1, workers)
+        let controlPort: Int = runner.sync { done in
+            do { done(try hub.value.listen(expecting: workerCount) { log("workers connected") }) } catch {
+                log("cannot listen for workers: \(error)"); done(0)
+            }
+        }
+        guard controlPort > 0 else { throw ExitCode(1) }
+        var workerPIDs: [pid_t] = []
+        for id in 0..<workerCount {
+            guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
+                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]) else {
+                log("cannot spawn worker"); throw ExitCode(1)
+            }
+            workerPIDs.append(child.pid)
+        }
+        defer {
+            _ = runner.sync { (done: @escaping (Bool) -> Void) in
+                for link in hub.value.workers { link.send("QUIT") }
+                done(true)
+            }
+            for pid in workerPIDs { Spawn.wait(pid) }
+            runner.shutdown()
+        }
+        var waited = 0
+        while runner.sync({ done in done(hub.value.workers.count) }) < workerCount {
+            sleepMilliseconds(20); waited += 20
+            if waited > 10_000 { log("workers did not connect"); throw ExitCode(1) }
+        }
+
+        let driverError: String? = runner.sync { done in hub.value.connectDriver(done) }
+        if let driverError { log("\(target): \(driverError)"); throw ExitCode(1) }
+
+        func rss() -> Int? { serverPID.flatMap { ProcessProbe.statusKiB(pid: $0, field: "VmRSS") } }
+        func fds() -> Int? { serverPID.flatMap { ProcessProbe.fdCount(pid: $0) } }
+        let initialFDs = fds()
+
+        /// Opens `count` followers spread over the workers; returns (links used, ready, errors, reasons).
+        func open(_ count: Int, idleTimeoutMs: Int) -> (links: [LoopBound<Link>], ready: Int, errors: Int, reasons: String) {
+            let replies: [String] = runner.sync { done in
+                let links = hub.value.workers
+                var lines: [String] = []
+                for i in 0..<links.count {
+                    let share = count / links.count + (i < count % links.count ? 1 : 0)
+                    lines.append("OPEN \(share) \(idleTimeoutMs)")
+                }
+                hub.value.request(links, lines, expect: "OPENED", done)
+            }
+            var ready = 0, errors = 0, reasons: [String] = []
+            var used: [LoopBound<Link>] = []
+            let links = runner.sync { done in done(hub.value.workers.map { LoopBound($0) }) }
+            for (i, reply) in replies.enumerated() {
+                let words = reply.split(separator: " ")
+                let r = Int(words[1]) ?? 0
+                ready += r
+                errors += Int(words[2]) ?? 0
+                if words[3] != "-" { reasons.append(String(words[3])) }
+                if r > 0 { used.append(links[i]) }
+            }
+            return (used, ready, errors, reasons.joined(separator: ","))
+        }
+        func closeAll() {
+            _ = runner.sync { done in hub.value.request(hub.value.workers, hub.value.workers.map { _ in "CLOSEALL" }, expect: "CLOSED", done) }
+        }
+
+        if tests.contains("rtt") {
+            let (samples, error): ([Double], String?) = runner.sync { done in hub.value.roundTrips(count: pings) { done(($0, $1)) } }
+            if let error { log("rtt: \(error)") }
+            if let p = Percentiles(samples) {
+                sink.add("rtt_p50_us", p.p50)
+                sink.add("rtt_p99_us", p.p99)
+                log("\(sink.label) rtt: p50 \(fmt(p.p50)) us, p99 \(fmt(p.p99)) us over \(p.count)")
+            }
+        }
+
+        if tests.contains("fanout") {
+            for n in followers.split(separator: ",").compactMap({ Int($0) }) {
+                let before = rss()
+                let opened = open(n, idleTimeoutMs: 5000)
+                log("\(sink.label) N=\(n): \(opened.ready) followers ready, \(opened.errors) errors \(opened.reasons)")
+                if opened.errors > 0 { sink.add("open_errors", n: n, Double(opened.errors)) }
+                sleepMilliseconds(settleMs)
+                if let before, let after = rss(), opened.ready > 0 {
+                    let perConnection = Double(after - before) * 1024 / Double(opened.ready)
+                    sink.add("mem_per_conn_bytes", n: n, perConnection)
+                    log("\(sink.label) N=\(n): RSS \(before) -> \(after) KiB, \(fmt(perConnection, 0)) B per connection")
+                }
+                let links = opened.links.map(\.value)
+                let wrapped = LoopBound(links)
+                guard opened.ready > 0 else { closeAll(); continue }
+
+                // Latency.
+                let base: Int = runner.sync { done in hub.value.phaseBase(done) }
+                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base) \(changes) L" }, expect: "ARMED", done) }
+                let (latencies, latencyError): ([Double], String?) = runner.sync { done in
+                    hub.value.latency(wrapped.value, changes: changes, stallMs: 10_000) { done(($0, $1)) }
+                }
+                if let latencyError { log("\(sink.label) N=\(n) latency: \(latencyError)"); sink.add("fanout_errors", n: n, 1) }
+                // Drop the first 5% as warm-up.
+                let warm = Array(latencies.dropFirst(max(1, latencies.count / 20)))
+                if let p = Percentiles(warm) {
+                    sink.add("fanout_p50_us", n: n, p.p50)
+                    sink.add("fanout_p90_us", n: n, p.p90)
+                    sink.add("fanout_p99_us", n: n, p.p99)
+                    sink.add("fanout_max_us", n: n, p.max)
+                    log("\(sink.label) N=\(n) fan-out: p50 \(fmt(p.p50)) p90 \(fmt(p.p90)) p99 \(fmt(p.p99)) max \(fmt(p.max)) us over \(p.count)")
+                }
+
+                // Throughput.
+                let m = max(10, min(throughputChanges, throughputDeliveries / max(1, opened.ready)))
+                let base2: Int = runner.sync { done in hub.value.phaseBase(done) }
+                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base2) \(m) T" }, expect: "ARMED", done) }
+                let (delivered, seconds, lost, tError): (Int, Double, Int, String?) = runner.sync { done in
+                    hub.value.throughput(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
+                }
+                if let tError { log("\(sink.label) N=\(n) throughput: \(tError)"); sink.add("throughput_errors", n: n, 1) }
+                if seconds > 0 {
+                    let expected = opened.ready * m
+                    sink.add("throughput_dps", n: n, Double(delivered) / seconds)
+                    sink.add("throughput_cps", n: n, Double(m) / seconds)
+                    sink.add("delivered_pct", n: n, 100 * Double(delivered) / Double(expected))
+                    log("\(sink.label) N=\(n) throughput: \(delivered)/\(expected) deliveries (\(m) changes) in \(fmt(seconds * 1000)) ms = \(fmt(Double(delivered) / seconds, 0))/s, lost \(lost)")
+                }
+
+                // Paced throughput: each change waits for the server's acknowledgement of the
+                // previous one, so no server can merge changes that arrive in one read.
+                let base3: Int = runner.sync { done in hub.value.phaseBase(done) }
+                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base3) \(m) T" }, expect: "ARMED", done) }
+                let (pDelivered, pSeconds, pLost, pError): (Int, Double, Int, String?) = runner.sync { done in
+                    hub.value.paced(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
+                }
+                if let pError { log("\(sink.label) N=\(n) paced throughput: \(pError)"); sink.add("paced_errors", n: n, 1) }
+                if pSeconds > 0 {
+                    let expected = opened.ready * m
+                    sink.add("paced_dps", n: n, Double(pDelivered) / pSeconds)
+                    sink.add("paced_delivered_pct", n: n, 100 * Double(pDelivered) / Double(expected))
+                    log("\(sink.label) N=\(n) paced throughput: \(pDelivered)/\(expected) deliveries (\(m) changes) in \(fmt(pSeconds * 1000)) ms = \(fmt(Double(pDelivered) / pSeconds, 0))/s, lost \(pLost)")
+                }
+                closeAll()
+                sleepMilliseconds(300)
+            }
+            let eventBytes: Int = runner.sync { done in done(hub.value.observedEventBytes) }
+            sink.add("payload_bytes", Double(target == .pagesyncd ? eventBytes : payload))
+            let driverErrors: Int = runner.sync { done in done(hub.value.driverErrors) }
+            if driverErrors > 0 { sink.add("driver_errors", Double(driverErrors)) }
+        }
+
+        if tests.contains("maxclients") {
+            // Wait (up to 10 s) until the server has closed what earlier phases left behind.
+            var baseFDs = fds()
+            if let initialFDs {
+                var waitedMs = 0
+                while let now = baseFDs, now > initialFDs, waitedMs < 10_000 {
+                    sleepMilliseconds(100); waitedMs += 100
+                    baseFDs = fds()
+                }
+            }
+            let attempt = maxClients ?? (20_000 - (baseFDs ?? 10))
+            let started = monotonicNanoseconds()
+            let opened = open(attempt, idleTimeoutMs: 3000)
+            let seconds = Double(monotonicNanoseconds() - started) / 1e9
+            let serverFDs = fds()
+            sink.add("max_clients_attempted", Double(attempt))
+            sink.add("max_clients_held", Double(opened.ready))
+            sink.add("max_clients_errors", Double(opened.errors))
+            log("\(sink.label) max clients: \(opened.ready) of \(attempt) held, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s; server fds \(baseFDs.map(String.init) ?? "?") -> \(serverFDs.map(String.init) ?? "?")")
+            closeAll()
+            sleepMilliseconds(2000)
+        }
+
+        if tests.contains("churn") {
+            sleepMilliseconds(settleMs)
+            let rssBefore = rss(), fdsBefore = fds()
+            let started = monotonicNanoseconds()
+            let replies: [String] = runner.sync { done in
+                hub.value.request(hub.value.workers, hub.value.workers.map { _ in "CHURN \(churnConcurrency) \(churnMs)" }, expect: "CHURNED", done)
+            }
+            let seconds = Double(monotonicNanoseconds() - started) / 1e9
+            var cycles = 0, errors = 0, reasons: [String] = []
+            for reply in replies {
+                let words = reply.split(separator: " ")
+                cycles += Int(words[1]) ?? 0
+                errors += Int(words[2]) ?? 0
+                if words[3] != "-" { reasons.append(String(words[3])) }
+            }
+            sink.add("churn_cps", Double(cycles) / seconds)
+            sink.add("churn_errors", Double(errors))
+            sleepMilliseconds(settleMs)
+            let rssAfter = rss(), fdsAfter = fds()
+            if let rssBefore, let rssAfter { sink.add("churn_rss_delta_kib", Double(rssAfter - rssBefore)) }
+            if let fdsBefore, let fdsAfter { sink.add("churn_fd_delta", Double(fdsAfter - fdsBefore)) }
+            log("\(sink.label) churn: \(cycles) connect/ping/close cycles in \(fmt(seconds, 2)) s = \(fmt(Double(cycles) / seconds, 0))/s, \(errors) errors \(reasons.joined(separator: ",")); RSS \(rssBefore.map(String.init) ?? "?") -> \(rssAfter.map(String.init) ?? "?") KiB, fds \(fdsBefore.map(String.init) ?? "?") -> \(fdsAfter.map(String.init) ?? "?")")
+        }
+    }
+}
+
+/// `pagesync-bench worker`: internal; started by `run`.
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "worker", abstract: "Internal: a follower process started by run.", shouldDisplay: false)
+    @Option(name: .customLong("control-port")) var controlPort: Int
+    @Option var target: Target
+    @Option var host: String
+    @Option var port: Int
+    @Option var id: Int
+
+    func run() throws {
+        let loop = try EventLoop()
+        let worker = Worker(loop: loop, target: target, host: host, port: port)
+        worker.start(controlPort: controlPort, id: id)
+        loop.run()
+    }
+}
+
+/// `pagesync-bench floor-server`: the raw epoll broadcaster.
+struct FloorServerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "floor-server", abstract: "Run the raw floor: a minimal epoll broadcaster.")
+    @Option(help: "Port on 127.0.0.1 (0 = free port, printed on stdout).") var port = 0
+
+    func run() throws {
+        let server = FloorServer(port: port)
+        writeAll(1, "listening on 127.0.0.1:\(server.port)\n")
+        server.run()
+    }
+}

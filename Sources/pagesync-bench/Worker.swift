@@ -1,0 +1,399 @@
+import UV
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One follower connection held by a worker.
+final class Follower {
+    var connection: TCPConnection?
+    var splitter = LineSplitter()
+    var ready = false
+    var finished = false        // failed or closed; counted once
+    var lastSeq = 0
+}
+
+/// A worker process: holds a share of the follower connections on its own libuv loop and reports
+/// to the coordinator over a control connection (one line per message):
+///
+/// coordinator -> worker: `OPEN <count> <idle-timeout-ms>`, `ARM <base> <changes> <L|T>`,
+/// `CLOSEALL`, `CHURN <concurrency> <ms>`, `QUIT`.
+/// worker -> coordinator: `WORKER <id>`, `OPENED <ready> <errors> <reasons>`, `ARMED`,
+/// `R <seq> <ns>` (latency: every follower of this worker has change `seq`; `ns` = the last
+/// receipt, CLOCK_MONOTONIC), `T <ns> <delivered> <lost>` (throughput: every follower has the
+/// last change), `CLOSED <lost>`, `CHURNED <cycles> <errors> <reasons>`.
+final class Worker {
+    enum Mode { case idle, latency, throughput }
+
+    let loop: EventLoop
+    let target: Target
+    let host: String
+    let port: Int
+    private var control: TCPConnection?
+    private var controlSplitter = LineSplitter()
+    private let ticker: UV.Timer
+
+    private var followers: [Follower] = []
+    private var readyCount = 0
+    private var lostCount = 0
+
+    // OPEN state
+    private var opening = false
+    private var toStart = 0
+    private var inFlight = 0
+    private var openErrors = 0
+    private var openReady = 0
+    private var reasons: [String: Int] = [:]
+    private var lastProgress: UInt64 = 0
+    private var idleTimeout: UInt64 = 0
+    private let window = 128
+
+    // ARM state
+    private var mode = Mode.idle
+    private var base = 0
+    private var changes = 0
+    private var counts: [Int32] = []
+    private var lastTimes: [UInt64] = []
+    private var nextReport = 1
+    private var doneCount = 0
+    private var doneTime: UInt64 = 0
+    private var delivered = 0
+
+    // CHURN state
+    private var churnDeadline: UInt64 = 0
+    private var churnChains = 0
+    private var churnCycles = 0
+    private var churnErrors = 0
+    private var churnReasons: [String: Int] = [:]
+    private var churnActive = false
+
+    init(loop: EventLoop, target: Target, host: String, port: Int) {
+        self.loop = loop
+        self.target = target
+        self.host = host
+        self.port = port
+        ticker = UV.Timer(loop: loop)
+    }
+
+    /// Connects to the coordinator and serves it until `QUIT` or the control connection drops.
+    func start(controlPort: Int, id: Int) {
+        TCPConnection.connect(loop: loop, host: "127.0.0.1", port: controlPort) { [self] result in
+            switch result {
+            case .failure(let error):
+                log("worker \(id): cannot reach coordinator: \(error)")
+                exit(2)
+            case .success(let connection):
+                control = connection
+                connection.setNoDelay(true)
+                connection.write(Array("WORKER \(id)\n".utf8))
+                connection.startReading { [self] event in
+                    switch event {
+                    case .data(let bytes):
+                        var lines: [String] = []
+                        controlSplitter.feed(bytes) { lines.append($0.string) }
+                        for line in lines { handleControl(line) }
+                    case .eof, .error:
+                        exit(0)
+                    }
+                }
+            }
+        }
+        ticker.start(afterMilliseconds: 100, repeatMilliseconds: 100) { [self] in tick() }
+    }
+
+    private func send(_ line: String) {
+        control?.write(Array((line + "\n").utf8))
+    }
+
+    private func handleControl(_ line: String) {
+        let words = line.split(separator: " ").map(String.init)
+        guard let verb = words.first else { return }
+        switch verb {
+        case "OPEN":
+            open(count: Int(words[1]) ?? 0, idleTimeoutMs: Int(words[2]) ?? 5000)
+        case "ARM":
+            arm(base: Int(words[1]) ?? 0, changes: Int(words[2]) ?? 0, mode: words[3] == "L" ? .latency : .throughput)
+        case "CLOSEALL":
+            closeAll()
+        case "CHURN":
+            churn(concurrency: Int(words[1]) ?? 1, milliseconds: Int(words[2]) ?? 1000)
+        case "QUIT":
+            closeAll(reply: false)
+            exit(0)
+        default:
+            log("worker: unknown control line \(line)")
+        }
+    }
+
+    private static func reasonsText(_ reasons: [String: Int]) -> String {
+        reasons.isEmpty ? "-" : reasons.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+    }
+
+    // MARK: OPEN
+
+    private func open(count: Int, idleTimeoutMs: Int) {
+        opening = true
+        toStart = count
+        openErrors = 0
+        openReady = 0
+        reasons = [:]
+        idleTimeout = UInt64(idleTimeoutMs) * 1_000_000
+        lastProgress = monotonicNanoseconds()
+        startMore()
+        checkOpenDone()
+    }
+
+    private func startMore() {
+        while opening && toStart > 0 && inFlight < window {
+            toStart -= 1
+            inFlight += 1
+            let follower = Follower()
+            followers.append(follower)
+            TCPConnection.connect(loop: loop, host: host, port: port) { [self] result in
+                switch result {
+                case .failure(let error):
+                    failOpen(follower, reason: error.name)
+                case .success(let connection):
+                    if follower.finished { connection.close(); return }
+                    follower.connection = connection
+                    connection.startReading { [unowned self] event in
+                        switch event {
+                        case .data(let bytes): onData(follower, bytes)
+                        case .eof: lose(follower, reason: "eof")
+                        case .error(let error): lose(follower, reason: error.name)
+                        }
+                    }
+                    let hello = target.followerHello
+                    if !hello.isEmpty { connection.write(hello) }
+                }
+            }
+        }
+    }
+
+    private func failOpen(_ follower: Follower, reason: String) {
+        guard !follower.finished else { return }
+        follower.finished = true
+        follower.connection?.close()
+        follower.connection = nil
+        inFlight -= 1
+        openErrors += 1
+        reasons[reason, default: 0] += 1
+        lastProgress = monotonicNanoseconds()
+        startMore()
+        checkOpenDone()
+    }
+
+    private func checkOpenDone() {
+        guard opening, toStart == 0, inFlight == 0 else { return }
+        opening = false
+        followers.removeAll { $0.finished }
+        send("OPENED \(openReady) \(openErrors) \(Worker.reasonsText(reasons))")
+    }
+
+    private func tick() {
+        let now = monotonicNanoseconds()
+        if opening && now - lastProgress > idleTimeout {
+            // Whatever has not finished its handshake by now never will (e.g. the server stopped
+            // accepting): count it as an error.
+            toStart = 0
+            for follower in followers where !follower.ready && !follower.finished {
+                failOpen(follower, reason: "timeout")
+            }
+            checkOpenDone()
+        }
+        if churnActive && now > churnDeadline + 5_000_000_000 {
+            churnErrors += churnChains
+            churnReasons["stalled", default: 0] += churnChains
+            churnChains = 0
+            finishChurn()
+        }
+    }
+
+    // MARK: Receiving
+
+    @inline(__always)
+    private func onData(_ follower: Follower, _ bytes: UnsafeRawBufferPointer) {
+        let now = monotonicNanoseconds()
+        follower.splitter.feed(bytes) { line in
+            if !follower.ready {
+                if target.isFollowerReady(line) {
+                    follower.ready = true
+                    readyCount += 1
+                    openReady += 1
+                    inFlight -= 1
+                    lastProgress = now
+                    startMore()
+                    checkOpenDone()
+                } else if target.isRefusal(line) {
+                    let word = line.string.split(separator: " ").prefix(2).joined(separator: "_")
+                    failOpen(follower, reason: word.isEmpty ? "refused" : word)
+                }
+                return
+            }
+            if target.isServerPing(line) {
+                follower.connection?.write(Array("PONG\r\n".utf8))
+                return
+            }
+            guard mode != .idle, line.hasASCIIPrefix("PAGE "), let version = line.number(after: "version=") else { return }
+            let seq = version - base
+            guard seq > follower.lastSeq else { return }
+            delivered += 1
+            record(follower, seq: seq, at: now)
+        }
+    }
+
+    @inline(__always)
+    private func record(_ follower: Follower, seq: Int, at now: UInt64) {
+        let previous = follower.lastSeq
+        follower.lastSeq = seq
+        switch mode {
+        case .idle:
+            return
+        case .latency:
+            let upper = min(seq, changes)
+            if previous + 1 <= upper {
+                for s in (previous + 1)...upper {
+                    counts[s] += 1
+                    if now > lastTimes[s] { lastTimes[s] = now }
+                }
+            }
+            reportLatency()
+        case .throughput:
+            if seq >= changes && previous < changes {
+                doneCount += 1
+                if now > doneTime { doneTime = now }
+                reportThroughput()
+            }
+        }
+    }
+
+    private func reportLatency() {
+        while mode == .latency && nextReport <= changes && Int(counts[nextReport]) >= readyCount {
+            send("R \(nextReport) \(lastTimes[nextReport])")
+            nextReport += 1
+        }
+    }
+
+    private func reportThroughput() {
+        if mode == .throughput && doneCount >= readyCount {
+            send("T \(doneTime) \(delivered) \(lostCount)")
+            mode = .idle
+        }
+    }
+
+    private func lose(_ follower: Follower, reason: String) {
+        if !follower.ready {
+            failOpen(follower, reason: reason)
+            return
+        }
+        guard !follower.finished else { return }
+        follower.finished = true
+        follower.connection?.close()
+        follower.connection = nil
+        readyCount -= 1
+        lostCount += 1
+        log("worker: follower lost (\(reason))")
+        switch mode {
+        case .latency: reportLatency()
+        case .throughput:
+            if follower.lastSeq >= changes { doneCount -= 1 }
+            reportThroughput()
+        case .idle: break
+        }
+    }
+
+    // MARK: ARM / CLOSEALL
+
+    private func arm(base: Int, changes: Int, mode: Mode) {
+        self.base = base
+        self.changes = changes
+        self.mode = mode
+        counts = mode == .latency ? [Int32](repeating: 0, count: changes + 1) : []
+        lastTimes = mode == .latency ? [UInt64](repeating: 0, count: changes + 1) : []
+        nextReport = 1
+        doneCount = 0
+        doneTime = 0
+        delivered = 0
+        for follower in followers { follower.lastSeq = 0 }
+        send("ARMED")
+        if readyCount == 0 {
+            if mode == .throughput { reportThroughput() } else { reportLatency() }
+        }
+    }
+
+    private func closeAll(reply: Bool = true) {
+        mode = .idle
+        for follower in followers {
+            follower.finished = true
+            follower.connection?.close()
+            follower.connection = nil
+        }
+        followers.removeAll()
+        readyCount = 0
+        let lost = lostCount
+        lostCount = 0
+        if reply { send("CLOSED \(lost)") }
+    }
+
+    // MARK: CHURN
+
+    private func churn(concurrency: Int, milliseconds: Int) {
+        churnDeadline = monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
+        churnCycles = 0
+        churnErrors = 0
+        churnReasons = [:]
+        churnChains = concurrency
+        churnActive = true
+        for _ in 0..<concurrency { churnOnce() }
+    }
+
+    private func churnOnce() {
+        guard churnActive else { return }
+        if monotonicNanoseconds() >= churnDeadline {
+            churnChains -= 1
+            if churnChains == 0 { finishChurn() }
+            return
+        }
+        TCPConnection.connect(loop: loop, host: host, port: port) { [self] result in
+            switch result {
+            case .failure(let error):
+                churnFailed(error.name)
+            case .success(let connection):
+                var splitter = LineSplitter()
+                var done = false
+                connection.startReading { [unowned self] event in
+                    switch event {
+                    case .data(let bytes):
+                        var outcome: Bool? = nil
+                        splitter.feed(bytes) { line in
+                            if outcome == nil {
+                                if target.isPong(line) { outcome = true } else if target.isRefusal(line) { outcome = false }
+                            }
+                        }
+                        guard let ok = outcome, !done else { return }
+                        done = true
+                        connection.close()
+                        if ok { churnCycles += 1; churnOnce() } else { churnFailed("refused") }
+                    case .eof, .error:
+                        guard !done else { return }
+                        done = true
+                        connection.close()
+                        churnFailed("eof")
+                    }
+                }
+                connection.write(target.clientHello + target.ping)
+            }
+        }
+    }
+
+    private func churnFailed(_ reason: String) {
+        churnErrors += 1
+        churnReasons[reason, default: 0] += 1
+        churnOnce()
+    }
+
+    private func finishChurn() {
+        guard churnActive else { return }
+        churnActive = false
+        send("CHURNED \(churnCycles) \(churnErrors) \(Worker.reasonsText(churnReasons))")
+    }
+}

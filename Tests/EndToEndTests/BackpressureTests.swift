@@ -1,0 +1,104 @@
+import Testing
+
+/// Clients that do not read must not make the daemon's memory grow.
+@Suite("Slow readers and flooders", .timeLimit(.minutes(1)))
+struct BackpressureTests {
+    /// The most the daemon's RSS may grow while one client does not read.
+    static let rssBudgetKiB = 16 * 1024
+
+    @Test("a client that never reads while 10,000 changes happen: bounded RSS, then only the newest state")
+    func slowReaderIsConflated() async throws {
+        let changes = 10_000
+        let batch = 250
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 7)], arguments: ["--wrap", "--no-fsync"]) { daemon, _ in
+            // A small, fixed receive buffer: the kernel cannot absorb the backlog for the daemon.
+            let (slow, _) = try await daemon.join(label: "slow", receiveBufferSize: 4096)
+            let (driver, _) = try await daemon.join(label: "driver")
+            try await driver.ok("NAME driver-with-a-rather-long-name")
+            let baseline = try daemon.rssKiB()
+            var peak = baseline
+            var version: UInt64 = 0
+            for _ in 0..<(changes / batch) {
+                try await driver.send(lines: Array(repeating: "NEXT", count: batch))
+                for _ in 0..<batch {
+                    let ok = try await driver.readServerLine()
+                    version += 1
+                    guard ok.kind == "OK", ok.version == version else {
+                        throw HarnessError("driver: expected OK version=\(version), got \(ok)")
+                    }
+                    let event = try await driver.readServerLine()
+                    guard event.kind == "PAGE", event.version == version else {
+                        throw HarnessError("driver: expected PAGE version=\(version), got \(event)")
+                    }
+                }
+                peak = max(peak, try daemon.rssKiB())
+            }
+            #expect(peak - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(peak) KiB")
+
+            // Now the slow client reads: a bounded amount, ending with the newest state.
+            var received: [ServerLine] = []
+            var bytes = 0
+            while received.last?.version != version {
+                let line = try await slow.readLine()
+                bytes += line.utf8.count + 1
+                received.append(ServerLine(line))
+                if received.count > changes { break }
+            }
+            let last = try #require(received.last)
+            #expect(last.kind == "PAGE" && last.version == UInt64(changes) && last.page == changes % 7 + 1, "\(last)")
+            #expect(received.allSatisfy { $0.kind == "PAGE" }, "only events were pending")
+            let versions = received.compactMap(\.version)
+            #expect(versions == versions.sorted() && Set(versions).count == versions.count, "events out of order or repeated")
+            #expect(received.count < changes / 4, "got \(received.count) PAGE lines (\(bytes) bytes) for \(changes) changes: stale pages were queued, not conflated")
+            #expect(try await slow.sync() == [], "nothing stale after the newest PAGE")
+        }
+    }
+
+    @Test("a client flooding commands without reading is throttled, then gets every reply in order")
+    func flooderIsThrottled() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)], arguments: ["--no-fsync"]) { daemon, _ in
+            let (flooder, _) = try await daemon.join(label: "flooder", receiveBufferSize: 4096)
+            let (bystander, _) = try await daemon.join(label: "bystander")
+            let padding = String(repeating: "p", count: 100)
+            func command(_ i: Int) -> String {
+                let digits = String(i)
+                return "PING " + String(repeating: "0", count: 6 - digits.count) + digits + " " + padding + "\n"
+            }
+            let width = command(0).utf8.count
+            let total = 150_000  // ~16 MiB of commands, ~16 MiB of replies if nothing throttled
+            // Every command has the same width, so a byte offset tells which command it is in.
+            var payload = [UInt8](repeating: 0, count: total * width)
+            let template = Array(command(0).utf8)
+            for i in 0..<total {
+                let start = i * width
+                payload.replaceSubrange(start..<(start + width), with: template)
+                var n = i
+                for digit in stride(from: start + 10, through: start + 5, by: -1) {
+                    payload[digit] = UInt8(ascii: "0") + UInt8(n % 10)
+                    n /= 10
+                }
+            }
+
+            let baseline = try daemon.rssKiB()
+            let sent = try await flooder.sendUntilStalled(payload)
+            let stalledRSS = try daemon.rssKiB()
+            #expect(sent < payload.count, "the daemon read all \(payload.count) bytes from a client that never reads: no backpressure")
+            #expect(stalledRSS - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(stalledRSS) KiB")
+            // Others are served while the flooder is throttled.
+            #expect(try await bystander.command("PING still-here").header.raw == "OK PONG still-here")
+
+            // Finish the partly sent command, mark the end, then read everything.
+            let count = (sent + width - 1) / width
+            let rest = Array(payload[sent..<(count * width)]) + Array("PING end\n".utf8)
+            try await flooder.sendWhileReading(rest)
+            for i in 0..<count {
+                let line = try await flooder.readLine()
+                let expected = "OK PONG " + command(i).dropFirst(5).dropLast()
+                guard line == expected else {
+                    throw HarnessError("reply \(i) of \(count): expected \(expected.prefix(20))…, got \(line.prefix(60).debugDescription)")
+                }
+            }
+            #expect(try await flooder.readLine() == "OK PONG end")
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import Testing
+
+/// Every command of PROTOCOL.md, against the real daemon.
+@Suite("Commands", .timeLimit(.minutes(1)))
+struct CommandTests {
+    /// Page 2 has lines that need dot-stuffing: ".", "..", ".dot" and an empty line.
+    static let stuffedDocument = "first page\n\u{0C}\n.dot at the start\n.\n..\n\nplain line\n\u{0C}\nthird page\n"
+    static let stuffedPage = [".dot at the start", ".", "..", "", "plain line"]
+
+    @Test("TEXT sends the page dot-stuffed; unstuffed it is the page's exact lines")
+    func textIsDotStuffed() async throws {
+        try await withDaemon(["dots.txt": Self.stuffedDocument]) { daemon, _ in
+            let (client, hello) = try await daemon.join()
+            #expect(hello.pages == 3)
+            try await client.send("TEXT 2")
+            let header = try await client.readServerLine()
+            #expect(header.kind == "OK" && header.words.first == "TEXT", "\(header)")
+            #expect(header.page == 2 && header.pages == 3 && header["doc"] == hello["doc"])
+            #expect(header.int("bytes") == Array(Self.stuffedPage.map { $0 + "\n" }.joined().utf8).count)
+            #expect(header.int("lines") == Self.stuffedPage.count)
+            #expect(header["truncated"] == "no")
+            var raw: [String] = []
+            while true {
+                let line = try await client.readLine()
+                if line == "." { break }
+                raw.append(line)
+            }
+            // On the wire every line starting with "." carries one extra ".".
+            #expect(raw == ["..dot at the start", "..", "...", "", "plain line"])
+            #expect(try await client.sync() == [])
+
+            let current = try await client.command("TEXT")
+            #expect(current.header.page == 1 && current.lines == ["first page"])
+            let third = try await client.command("text 3")
+            #expect(third.lines == ["third page"])
+            let missing = try await client.command("TEXT 4")
+            #expect(missing.header.code == 404, "\(missing)")
+        }
+    }
+
+    @Test("TEXT of a page longer than max-text is cut and says truncated=yes")
+    func longPageIsTruncated() async throws {
+        let long = String(repeating: "0123456789abcdef\n", count: 70_000)  // 1,190,000 bytes > 1 MiB
+        try await withDaemon(["long.txt": long + "\u{0C}\nshort\n"]) { daemon, _ in
+            let (client, _) = try await daemon.join()
+            let reply = try await client.command("TEXT 1")
+            #expect(reply.header["truncated"] == "yes", "\(reply.header)")
+            #expect(reply.header.int("bytes") == long.utf8.count)
+            let received = reply.lines.reduce(0) { $0 + $1.utf8.count + 1 }
+            #expect(received <= 1_048_576 + 1 && received > 1_000_000, "got \(received) bytes of text")
+            #expect(reply.lines.dropLast().allSatisfy { $0 == "0123456789abcdef" })
+            #expect(try await client.command("TEXT 2").header["truncated"] == "no")
+        }
+    }
+
+    @Test("rooms are named after their files; ROOMS lists them; JOIN moves between them")
+    func roomsAndJoin() async throws {
+        try await withDaemon([
+            "notes.txt": Documents.formFeed(pages: 3),
+            "My Deck.md": Documents.formFeed(pages: 5),
+        ]) { daemon, _ in
+            let (a, hello) = try await daemon.join()
+            #expect(hello["room"] == "notes", "the first file is the default room")
+            try await a.ok("NEXT")
+            let rooms = try await a.command("ROOMS")
+            #expect(rooms.header.words == ["ROOMS", "2"], "\(rooms)")
+            #expect(rooms.lines.count == 2)
+            let notes = ServerLine(try #require(rooms.lines.first))
+            #expect(notes.kind == "notes" && notes.page == 2 && notes.pages == 3 && notes.version == 1)
+            #expect(notes.int("clients") == 1 && notes["control"] == "open" && notes["wrap"] == "no")
+            let deck = ServerLine(try #require(rooms.lines.last))
+            #expect(deck.kind == "My-Deck" && deck.page == 1 && deck.pages == 5 && deck.int("clients") == 0)
+
+            let (b, _) = try await daemon.join(label: "stays in notes")
+            let joined = try await a.ok("JOIN My-Deck")
+            #expect(joined.words == ["JOIN"] && joined["room"] == "My-Deck" && joined.page == 1 && joined.pages == 5)
+            #expect(joined.version == 0 && joined["control"] == "yes" && joined["name"] != nil)
+            try await a.ok("GOTO 4")
+            #expect(try await a.readServerLine()["room"] == "My-Deck")
+            #expect(try await b.sync() == [], "a move in another room is not pushed to this one")
+            let missing = try await a.command("JOIN nowhere").header
+            #expect(missing.code == 404, "\(missing)")
+            #expect(try await a.ok("STATUS")["room"] == "My-Deck")
+            #expect(try await a.command("JOIN bad/name").header.code == 400)
+        }
+    }
+
+    @Test("NAME and WHO: names show in WHO and as by= in events")
+    func nameAndWho() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (a, helloA) = try await daemon.join()
+            let (b, helloB) = try await daemon.join()
+            let guestA = try #require(helloA["name"])
+            let guestB = try #require(helloB["name"])
+            #expect(guestA.hasPrefix("guest-") && guestB.hasPrefix("guest-") && guestA != guestB)
+            let named = try await a.command("NAME ann").header
+            #expect(named.raw == "OK NAME ann")
+            let who = try await b.command("WHO")
+            #expect(who.header.words == ["WHO", "2"], "\(who)")
+            #expect(Set(who.lines) == ["ann control=yes you=no", "\(guestB) control=yes you=yes"], "\(who)")
+            try await a.ok("NEXT")
+            #expect(try await b.readServerLine()["by"] == "ann")
+            for bad in ["NAME", "NAME a b", "NAME bad/name", "NAME " + String(repeating: "x", count: 33)] {
+                #expect(try await a.command(bad).header.code == 400, "\(bad)")
+            }
+            #expect(try await a.ok("STATUS")["by"] == "ann")
+        }
+    }
+
+    @Test("STATUS, PING, HELP and QUIT")
+    func statusPingHelpQuit() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
+            let (client, hello) = try await daemon.join()
+            let (other, _) = try await daemon.join(label: "other")
+            let status = try await client.ok("STATUS")
+            #expect(status["room"] == "talk" && status.page == 1 && status.pages == 6 && status.version == 0)
+            #expect(status["by"] == "-" && status["doc"] == hello["doc"] && status["wrap"] == "no")
+            #expect(status["control"] == "yes" && status.int("clients") == 2)
+            #expect(try await client.command("PING").header.raw == "OK PONG")
+            #expect(try await client.command("ping hello  world").header.raw == "OK PONG hello  world")
+            let help = try await client.command("HELP")
+            #expect(help.header.raw == "OK HELP")
+            let verbs = Set(help.lines.compactMap { $0.split(separator: " ").first.map(String.init) })
+            for verb in ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "QUIT"] {
+                #expect(verbs.contains(verb), "HELP does not list \(verb)")
+            }
+            #expect(try await client.command("QUIT").header.raw == "OK BYE")
+            try await client.expectClosed()
+            #expect(try await eventually { try await other.ok("STATUS").int("clients") == 1 }, "QUIT leaves the room")
+        }
+    }
+
+    @Test("verbs are case-insensitive, blanks are flexible, CRLF works")
+    func framingIsForgiving() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
+            let (client, _) = try await daemon.join()
+            try await client.sendRaw(Array("NeXt\r\n  goto \t 4  \r\nping crlf\r\n".utf8))
+            #expect(try await client.readReply().header.page == 2)
+            #expect(try await client.readReply().header.page == 4)
+            #expect(try await client.readReply().header.raw == "OK PONG crlf")
+            // A command split over many writes is still one command.
+            for byte in Array("prev\n".utf8) { try await client.sendRaw([byte]) }
+            #expect(try await client.readReply().header.page == 3)
+        }
+    }
+
+    @Test("presenter room: navigation needs AUTH with the right token; following does not")
+    func presenterRoomNeedsToken() async throws {
+        try await withDaemon(["slides.txt": Documents.formFeed(pages: 4)], arguments: ["--token", "s3cret"]) { daemon, _ in
+            let (presenter, hello) = try await daemon.join(label: "presenter")
+            #expect(hello["control"] == "no")
+            let (follower, _) = try await daemon.join(label: "follower")
+            let denied = try await presenter.command("NEXT").header
+            #expect(denied.code == 403, "\(denied)")
+            let wrong = try await presenter.command("AUTH wrong").header
+            #expect(wrong.code == 403, "\(wrong)")
+            #expect(try await presenter.command("AUTH s3cre").header.code == 403, "a prefix of the token is wrong")
+            #expect(try await presenter.command("AUTH s3cret").header.raw == "OK AUTH control=yes")
+            #expect(try await presenter.ok("STATUS")["control"] == "yes")
+            let moved = try await presenter.ok("NEXT")
+            #expect(moved.page == 2 && moved.version == 1)
+            let event = try await follower.readServerLine()
+            #expect(event.kind == "PAGE" && event.page == 2)
+            #expect(try await follower.command("GOTO 1").header.code == 403, "control is per client")
+            #expect(try await follower.command("TEXT").lines == ["this is page 2"], "followers may read")
+            #expect(try await follower.ok("STATUS").page == 2)
+        }
+    }
+
+    @Test("--split chooses how a document is cut into pages", arguments: [
+        ("separator:---", "one\n---\ntwo\n---  \nthree\n", 3, "two"),
+        ("lines:2", "a\nb\nc\nd\ne\n", 3, "c\nd"),
+        ("formfeed", "a\u{0C}b\u{0C}\u{0C}c", 4, "b"),
+    ])
+    func splitModes(split: String, document: String, pages: Int, secondPage: String) async throws {
+        try await withDaemon(["doc.txt": document], arguments: ["--split", split]) { daemon, _ in
+            let (client, hello) = try await daemon.join()
+            #expect(hello.pages == pages, "\(split): \(hello)")
+            let text = try await client.command("TEXT 2")
+            #expect(text.lines.joined(separator: "\n") == secondPage, "\(text)")
+        }
+    }
+
+    @Test("with no document at all the daemon serves its built-in guide")
+    func builtInGuide() async throws {
+        try await withWorkspace { workspace in
+            let daemon = try await workspace.startDaemon()
+            let (client, hello) = try await daemon.join()
+            #expect(hello["room"] == "guide", "\(hello)")
+            #expect((hello.pages ?? 0) >= 2)
+            let text = try await client.command("TEXT 1")
+            #expect(text.header.kind == "OK" && !text.lines.joined().isEmpty)
+            #expect(try await client.ok("NEXT").page == 2)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--config FILE` with a YAML file in the format of Config/pagesyncd.yaml.
+@Suite("Configuration file", .timeLimit(.minutes(1)))
+struct ConfigTests {
+    static let deck = "# Title\n---\n## Second slide\n---\n## Last slide\n"
+
+    /// A config with two rooms; `extra` is appended inside the `deck` room block.
+    static func config(stateDir: URL, maxClients: Int = 10, wrapNotes: Bool = false,
+                       deckToken: String = "token: s3cret", extraRooms: String = "") -> String {
+        """
+        # written by the end-to-end tests
+        listen: "127.0.0.1:0"
+        state-dir: "\(stateDir.path)"
+        max-clients: \(maxClients)
+        max-line: 128
+        fsync: false
+        rooms: [notes, deck\(extraRooms.isEmpty ? "" : ", extra")]
+        room:
+          notes:
+            file: notes.txt
+            wrap: \(wrapNotes)
+          deck:
+            file: slides/deck.md
+            split: "separator:---"
+            wrap: true
+            \(deckToken)
+        \(extraRooms)
+        """
+    }
+
+    static func prepare(_ workspace: Workspace) throws {
+        try workspace.write("notes.txt", Documents.formFeed(pages: 4))
+        try FileManager.default.createDirectory(at: workspace.url("slides"), withIntermediateDirectories: true)
+        try workspace.write("slides/deck.md", deck)
+    }
+
+    @Test("rooms, split, wrap, token, max-line, listen and state-dir come from the file")
+    func configDefinesRooms() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            let stateDir = workspace.url("config-state")
+            let config = try workspace.write("pagesyncd.yaml", Self.config(stateDir: stateDir))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", config.path], addDefaults: false)
+            let (client, hello) = try await daemon.join()
+            #expect(hello["room"] == "notes" && hello.pages == 4 && hello["wrap"] == "no" && hello["control"] == "yes")
+            let rooms = try await client.command("ROOMS")
+            #expect(rooms.lines.map { ServerLine($0).kind } == ["notes", "deck"], "\(rooms)")
+            let deck = ServerLine(rooms.lines.last ?? "")
+            #expect(deck.pages == 3 && deck["control"] == "token" && deck["wrap"] == "yes", "\(deck)")
+
+            try await client.ok("NEXT")
+            #expect(FileManager.default.fileExists(atPath: stateDir.appendingPathComponent("notes.state").path),
+                    "state-dir from the config file is used")
+            #expect(try await client.command("PING " + String(repeating: "z", count: 130)).header.code == 413, "max-line: 128")
+
+            let joined = try await client.ok("JOIN deck")
+            #expect(joined["control"] == "no" && joined["wrap"] == "yes" && joined.pages == 3)
+            #expect(try await client.command("PREV").header.code == 403)
+            #expect(try await client.command("AUTH s3cret").header.raw == "OK AUTH control=yes")
+            let wrapped = try await client.ok("PREV")
+            #expect(wrapped.page == 3, "deck wraps: \(wrapped)")
+            #expect(try await client.command("TEXT").lines == ["## Last slide"])
+        }
+    }
+
+    @Test("token-file: the token is read from the file's first line")
+    func tokenFile() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            try workspace.write("deck.token", "from-the-file\nsecond line is ignored\n")
+            let config = try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, deckToken: "token-file: deck.token"))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", config.path], addDefaults: false)
+            let (client, _) = try await daemon.join()
+            try await client.ok("JOIN deck")
+            #expect(try await client.command("AUTH second").header.code == 403)
+            #expect(try await client.command("AUTH from-the-file").header.raw == "OK AUTH control=yes")
+            #expect(try await client.ok("NEXT").page == 2)
+        }
+    }
+
+    @Test("command-line flags override the file")
+    func flagsOverrideTheFile() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            let config = try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, maxClients: 1))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", config.path, "--max-clients", "2", "--max-line", "4096"], addDefaults: false)
+            let (first, _) = try await daemon.join()
+            let (_, second) = try await daemon.join()
+            #expect(second.kind == "HELLO")
+            #expect(try await first.command("PING " + String(repeating: "z", count: 1000)).header.kind == "OK")
+        }
+    }
+
+    @Test("SIGHUP reloads the file: a new room appears, a room's wrap changes, clients stay")
+    func sighupReloadsConfig() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            try workspace.write("extra.txt", Documents.formFeed(pages: 2))
+            let url = try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", url.path], addDefaults: false)
+            let (client, _) = try await daemon.join()
+            try await client.ok("GOTO 2")
+            _ = try await client.sync()
+
+            let extra = """
+              extra:
+                file: extra.txt
+            """
+            try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, wrapNotes: true, extraRooms: extra))
+            daemon.send(signal: SIGHUP)
+            // Reloading is asynchronous; poll STATUS until it shows the new policy.
+            var status = try await client.ok("STATUS")
+            for _ in 0..<100 where status["wrap"] != "yes" {
+                try await Task.sleep(for: .milliseconds(20))
+                status = try await client.ok("STATUS")
+            }
+            #expect(status["wrap"] == "yes" && status.page == 2 && status.version == 1, "\(status)")
+            let rooms = try await client.command("ROOMS")
+            #expect(rooms.lines.map { ServerLine($0).kind } == ["notes", "deck", "extra"], "\(rooms)")
+            #expect(try await client.ok("JOIN extra").pages == 2)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Restarts, signals, the command line and the configuration file.
+@Suite("Lifecycle", .timeLimit(.minutes(1)))
+struct LifecycleTests {
+    @Test("kill -9 right after an OK, then restart: the acknowledged page is kept and versions go on up")
+    func killNineKeepsAcknowledgedPage() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, _) = try await first.join()
+            try await client.ok("NAME ann")
+            try await client.ok("GOTO 5")
+            let acknowledged = try await client.ok("NEXT")
+            first.kill9()
+            #expect(try await first.waitForExit(timeout: .seconds(5)) == .signaled(SIGKILL))
+            #expect(acknowledged.page == 6 && acknowledged.version == 2)
+            #expect(FileManager.default.fileExists(atPath: workspace.stateDir.appendingPathComponent("notes.state").path))
+
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (again, hello) = try await second.join()
+            #expect(hello.page == 6, "\(hello)")
+            #expect(hello.version == 2)
+            #expect(hello["by"] == "ann")
+            let next = try await again.ok("PREV")
+            #expect(next.page == 5 && next.version == 3, "the version continues upward: \(next)")
+        }
+    }
+
+    @Test("SIGHUP after editing the document changes pages=, pushed as PAGE; clients stay; the page is clamped")
+    func sighupReindexes() async throws {
+        try await withDaemon(["notes.txt": Documents.formFeed(pages: 3)]) { daemon, workspace in
+            let (a, _) = try await daemon.join(label: "A")
+            let (b, hello) = try await daemon.join(label: "B")
+            try await a.ok("LAST")
+            #expect(try await b.readServerLine().version == 1)
+            _ = try await a.sync()
+
+            try workspace.write("notes.txt", Documents.formFeed(pages: 5, prefix: "grown"))
+            daemon.send(signal: SIGHUP)
+            for client in [a, b] {
+                let event = try await client.readServerLine()
+                #expect(event.kind == "PAGE" && event.pages == 5 && event.page == 3, "\(client.label): \(event)")
+                #expect((event.version ?? 0) > 1 && event["doc"] != hello["doc"], "\(event)")
+                #expect(try await client.sync() == [], "one event per change")
+            }
+            #expect(try await a.command("TEXT 5").lines == ["grown page 5"])
+
+            try workspace.write("notes.txt", Documents.formFeed(pages: 2, prefix: "shrunk"))
+            daemon.send(signal: SIGHUP)
+            for client in [a, b] {
+                let event = try await client.readServerLine()
+                #expect(event.kind == "PAGE" && event.pages == 2 && event.page == 2, "\(client.label): clamped? \(event)")
+            }
+            let status = try await b.ok("STATUS")
+            #expect(status.pages == 2 && status.page == 2 && status.int("clients") == 2)
+            #expect(try await a.command("TEXT").lines == ["shrunk page 2"])
+            #expect(daemon.isRunning)
+        }
+    }
+
+    @Test("editing a document on disk re-indexes its room without any signal (in place and by rename)")
+    func fileChangesAreNoticed() async throws {
+        try await withDaemon(["notes.txt": Documents.formFeed(pages: 3)]) { daemon, workspace in
+            let (a, hello) = try await daemon.join(label: "A")
+            #expect(hello.pages == 3)
+
+            // In place, as `cat > notes.txt` does.
+            try workspace.write("notes.txt", Documents.formFeed(pages: 6, prefix: "grown"))
+            let grown = try await a.readServerLine()
+            #expect(grown.kind == "PAGE" && grown.pages == 6 && grown.page == 1, "\(grown)")
+            #expect(grown["doc"] != hello["doc"])
+
+            // Replaced by a rename, as editors save.
+            _ = try workspace.write("notes.txt.new", Documents.formFeed(pages: 2, prefix: "renamed"))
+            #expect(rename(workspace.url("notes.txt.new").path, workspace.url("notes.txt").path) == 0)
+            let renamed = try await a.readServerLine()
+            #expect(renamed.kind == "PAGE" && renamed.pages == 2, "\(renamed)")
+            #expect(try await a.command("TEXT 2").lines == ["renamed page 2"])
+        }
+    }
+
+    @Test("SIGTERM and SIGINT: clients get BYE, the state is saved, exit status 0 within about a second",
+          arguments: [SIGTERM, SIGINT])
+    func shutdownSaysByeAndExitsZero(signal: Int32) async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 4))
+            let daemon = try await workspace.startDaemon(documents: ["notes.txt"], arguments: ["--no-fsync"])
+            let (a, _) = try await daemon.join(label: "A")
+            let (b, _) = try await daemon.join(label: "B")
+            try await a.ok("GOTO 3")
+            #expect(try await b.readServerLine().page == 3)
+            _ = try await a.sync()
+
+            let start = ContinuousClock.now
+            daemon.send(signal: signal)
+            for client in [a, b] {
+                let bye = try await client.readServerLine()
+                #expect(bye.kind == "BYE", "\(client.label): \(bye)")
+                try await client.expectClosed()
+            }
+            let termination = try await daemon.waitForExit(timeout: .seconds(3))
+            let elapsed = ContinuousClock.now - start
+            #expect(termination == .exited(0), "\(termination); stderr:\n\(tail(daemon.stderr))")
+            #expect(elapsed < .seconds(3), "shutdown took \(elapsed)")
+
+            let restarted = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, hello) = try await restarted.join()
+            #expect(hello.page == 3 && hello.version == 1, "state saved on shutdown: \(hello)")
+        }
+    }
+
+    @Test("pagesyncd --help exits 0 and documents the command-line flags")
+    func helpExitsZero() async throws {
+        let result = try await runProcess(Binaries.pagesyncd(), ["--help"])
+        #expect(result.status == 0, "\(result.output)")
+        for flag in ["--listen", "--config", "--state-dir", "--max-clients", "--max-line", "--split", "--wrap", "--token", "--log-level", "--no-fsync"] {
+            #expect(result.output.contains(flag), "--help does not mention \(flag)")
+        }
+    }
+
+    @Test("an unknown flag is an error, not silently ignored")
+    func unknownFlagFails() async throws {
+        let result = try await runProcess(Binaries.pagesyncd(), ["--listen", "127.0.0.1:0", "--no-such-flag"])
+        #expect(result.status != 0, "\(result.output)")
+    }
+}
+
+/// What a finished process printed and how it exited.
+struct ProcessResult: Sendable {
+    /// stdout and stderr together.
+    var output: String
+    /// The exit status (128 + the signal number if a signal killed it, as shells report it).
+    var status: Int32
+}
+
+/// Runs `executable` with `arguments` (stdin from /dev/null), waits up to `timeout`, returns its output.
+func runProcess(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ProcessResult {
+    let workspace = try Workspace()
+    defer { try? FileManager.default.removeItem(at: workspace.root) }
+    let outputURL = workspace.url("output")
+    let fd = open(outputURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw HarnessError("open \(outputURL.path) failed") }
+    let process = try ChildProcess(executable: executable, arguments: arguments, outputFD: fd)
+    Glibc.close(fd)
+    guard let termination = try await process.wait(timeout: timeout) else {
+        process.send(signal: SIGKILL)
+        _ = try await process.wait(timeout: .seconds(5))
+        throw HarnessError("\(executable) \(arguments) did not finish within \(timeout)")
+    }
+    let output = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+    switch termination {
+    case .exited(let status): return ProcessResult(output: output, status: status)
+    case .signaled(let signal): return ProcessResult(output: output, status: 128 + signal)
+    }
+}

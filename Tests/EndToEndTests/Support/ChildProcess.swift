@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn`, with every signal unblocked and at its default
+/// disposition. Only file descriptors 0-2 are meant to be inherited: every descriptor the harness
+/// opens is close-on-exec.
+///
+/// Foundation's `Process` is not used for the daemon: it spawns from a dispatch worker thread, and
+/// the child inherits that thread's signal mask, which blocks SIGHUP, SIGINT and SIGTERM (and
+/// SIGPIPE is ignored). A daemon started that way never sees the signals its tests send.
+final class ChildProcess: @unchecked Sendable {
+    /// The child's process id.
+    let pid: pid_t
+    private let ended = Mutex<Termination?>(nil)
+
+    /// Spawns `executable` with `arguments`; stdin is /dev/null, stdout and stderr go to `outputFD`.
+    init(executable: String, arguments: [String], outputFD: Int32) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
+        posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw HarnessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
+        }
+        self.pid = pid
+    }
+
+    /// How the process ended, or nil while it runs. Reaps the child the first time it is seen ended.
+    var termination: Termination? {
+        ended.withLock { ended in
+            if let ended { return ended }
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            guard result == pid else { return nil }
+            // WIFEXITED / WEXITSTATUS / WTERMSIG, spelled out (they are C macros).
+            let signal = status & 0x7F
+            ended = signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)
+            return ended
+        }
+    }
+
+    /// Whether the process still runs.
+    var isRunning: Bool { termination == nil }
+
+    /// Waits up to `timeout` for the process to end; nil if it is still running then.
+    func wait(timeout: Duration) async throws -> Termination? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let termination { return termination }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return termination
+    }
+
+    /// Sends `signal` unless the process was already reaped (its pid may have been reused).
+    func send(signal: Int32) {
+        if termination == nil { kill(pid, signal) }
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// The real pagesyncd under systemd's protocols: sd_notify to a test NOTIFY_SOCKET, and socket
+/// activation through systemd-socket-activate.
+///
+/// Expects the daemon's CLI `pagesyncd --listen HOST:PORT --state-dir DIR FILE...` and, in the
+/// daemon, `SystemdNotifier` + `SocketActivation.takeListenFDs()` wired in.
+@Suite("pagesyncd under systemd protocols", .serialized)
+struct SystemdDaemonTests {
+    /// Starts pagesyncd serving one temp document, with extra environment.
+    static func launch(port: UInt16, environment extra: [String: String], in directory: URL,
+                       standardError: FileHandle = FileHandle.nullDevice) throws -> Process {
+        let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
+        let document = try SystemdE2E.writeDocument(in: directory)
+        let state = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--listen", "127.0.0.1:\(port)", "--state-dir", state.path, document.path]
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "JOURNAL_STREAM"] {
+            environment[key] = nil
+        }
+        environment.merge(extra) { _, new in new }
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = standardError
+        try process.run()
+        return process
+    }
+
+    static func monotonicMicroseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+    }
+
+    /// Waits up to `seconds` for exit; kills it if it does not.
+    static func waitForExit(_ process: Process, seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        return true
+    }
+
+    @Test func notifyLifecycleReadyStatusWatchdogReloadStop() throws {
+        let directory = try SystemdE2E.temporaryDirectory("notify-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let listener = try SystemdNotifyListener()
+        let port = try SystemdE2E.freePort()
+        let watchdogUSec: UInt64 = 400_000            // pings expected every ~200 ms
+        let process = try Self.launch(port: port, environment: [
+            "NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": String(watchdogUSec),
+        ], in: directory)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+
+        // 1. READY=1 once listening: a client connecting right after gets the greeting.
+        let startup = listener.receive(until: { $0.notifyAssignments["READY"] == "1" }, within: 15)
+        print("notify: start-up datagrams:", startup.seen.map(\.text))
+        try #require(startup.match != nil, "no READY=1 (daemon not wired to SystemdNotifier yet?)")
+        let client = try #require(SystemdE2E.connect(port: port, retryFor: 0), "READY=1 came before the daemon listened")
+        defer { close(client) }
+        let greeting = try #require(SystemdE2E.readLine(client))
+        #expect(greeting.hasPrefix("HELLO pagesync/1 "))
+
+        // 2. STATUS= with rooms and clients, at start-up or soon after.
+        var statuses = startup.seen.compactMap { $0.text.notifyAssignments["STATUS"] }
+        // 3. WATCHDOG=1 at about half of WATCHDOG_USEC.
+        var pings: [Date] = []
+        let window = listener.receive(until: { _ in false }, within: 2.0)
+        for (time, text) in window.seen {
+            let fields = text.notifyAssignments
+            if fields["WATCHDOG"] == "1" { pings.append(time) }
+            if let status = fields["STATUS"] { statuses.append(status) }
+        }
+        print("notify: STATUS values:", statuses)
+        print("notify: \(pings.count) WATCHDOG=1 pings in 2.0 s (WATCHDOG_USEC=\(watchdogUSec))")
+        #expect(!statuses.isEmpty, "no STATUS= message")
+        #expect(statuses.contains { $0.contains("room") }, "STATUS= does not mention rooms: \(statuses)")
+        // Nominal 10 pings in 2 s. Loose bounds: loaded CI machines are slow, not fast.
+        #expect((4...14).contains(pings.count), "expected ~10 WATCHDOG=1 in 2 s, got \(pings.count)")
+        let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }
+        #expect(gaps.allSatisfy { $0 < Double(watchdogUSec) / 1_000_000 }, "a ping gap reached WATCHDOG_USEC: \(gaps)")
+
+        // 4. SIGHUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1.
+        let beforeHUP = Self.monotonicMicroseconds()
+        kill(process.processIdentifier, SIGHUP)
+        let reloading = listener.receive(until: { $0.notifyAssignments["RELOADING"] == "1" }, within: 5)
+        let reloadMessage = try #require(reloading.match, "no RELOADING=1 after SIGHUP; saw \(reloading.seen.map(\.text))")
+        print("notify: on SIGHUP:", reloadMessage.debugDescription)
+        let usec = try #require(reloadMessage.notifyAssignments["MONOTONIC_USEC"].flatMap { UInt64($0) }, "RELOADING=1 without MONOTONIC_USEC=")
+        #expect(usec >= beforeHUP && usec <= Self.monotonicMicroseconds())
+        let reready = listener.receive(until: { $0.notifyAssignments["READY"] == "1" }, within: 5)
+        #expect(reready.match != nil, "no READY=1 after RELOADING=1")
+        #expect(!reready.seen.contains { $0.text.notifyAssignments["STOPPING"] != nil })
+
+        // 5. SIGTERM: STOPPING=1, then a clean exit.
+        kill(process.processIdentifier, SIGTERM)
+        let stopping = listener.receive(until: { $0.notifyAssignments["STOPPING"] == "1" }, within: 5)
+        #expect(stopping.match != nil, "no STOPPING=1 after SIGTERM; saw \(stopping.seen.map(\.text))")
+        #expect(Self.waitForExit(process, seconds: 5), "daemon did not exit after SIGTERM")
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func silentAndHealthyWithoutNotifySocket() throws {
+        let directory = try SystemdE2E.temporaryDirectory("nonotify-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try SystemdE2E.freePort()
+        let process = try Self.launch(port: port, environment: ["WATCHDOG_USEC": "100000"], in: directory)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let client = try #require(SystemdE2E.connect(port: port), "daemon did not listen")
+        defer { close(client) }
+        #expect(SystemdE2E.readLine(client)?.hasPrefix("HELLO pagesync/1 ") == true)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5))
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func socketActivationGreetsClients() throws {
+        guard let activate = SystemdE2E.which("systemd-socket-activate") else {
+            print("SKIPPED: systemd-socket-activate is not installed")
+            return
+        }
+        let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
+        let directory = try SystemdE2E.temporaryDirectory("activate-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let document = try SystemdE2E.writeDocument(in: directory)
+        let state = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let activatedPort = try SystemdE2E.freePort()
+        // --listen names a different port: a greeting on activatedPort proves the passed fd is used.
+        let configuredPort = try SystemdE2E.freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activate)
+        process.arguments = ["-l", "127.0.0.1:\(activatedPort)", "--fdname=pagesync",
+                             binary, "--listen", "127.0.0.1:\(configuredPort)", "--state-dir", state.path, document.path]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // systemd-socket-activate execs the daemon in place on the first connection: same pid.
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+
+        let first = try #require(SystemdE2E.connect(port: activatedPort), "systemd-socket-activate did not listen")
+        defer { close(first) }
+        let greeting = SystemdE2E.readLine(first)
+        print("socket activation: first client got:", greeting ?? "<nothing>")
+        #expect(greeting?.hasPrefix("HELLO pagesync/1 ") == true)
+        let second = try #require(SystemdE2E.connect(port: activatedPort))
+        defer { close(second) }
+        #expect(SystemdE2E.readLine(second)?.hasPrefix("HELLO pagesync/1 ") == true)
+        #expect(SystemdE2E.connect(port: configuredPort, retryFor: 0) == nil,
+                "the activated daemon also bound its configured address")
+
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5))
+    }
+
+    /// With JOURNAL_STREAM naming its stderr, every log line carries a `<N>` priority prefix;
+    /// without it, none does.
+    @Test(arguments: [true, false])
+    func journalPriorityPrefixes(journal: Bool) throws {
+        let directory = try SystemdE2E.temporaryDirectory("journal-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logURL = directory.appendingPathComponent("stderr.log")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        var info = stat()
+        try #require(fstat(log.fileDescriptor, &info) == 0)
+        let port = try SystemdE2E.freePort()
+        let environment = journal ? ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"] : [:]
+        let process = try Self.launch(port: port, environment: environment, in: directory, standardError: log)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let client = try #require(SystemdE2E.connect(port: port), "daemon did not listen")
+        _ = SystemdE2E.readLine(client)
+        close(client)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5))
+        try log.close()
+        let lines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n")
+        print("stderr with\(journal ? "" : "out") JOURNAL_STREAM:", lines.prefix(3))
+        #expect(!lines.isEmpty, "the daemon logged nothing")
+        func prefixed(_ line: Substring) -> Bool {
+            let bytes = Array(line.utf8)
+            return bytes.count >= 3 && bytes[0] == UInt8(ascii: "<") && (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(bytes[1])
+                && bytes[2] == UInt8(ascii: ">")
+        }
+        if journal {
+            #expect(lines.allSatisfy(prefixed), "lines without <N>: \(lines.filter { !prefixed($0) })")
+        } else {
+            #expect(!lines.contains(where: prefixed), "<N> prefixes outside the journal")
+        }
+    }
+}

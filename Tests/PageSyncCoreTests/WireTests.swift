@@ -1,0 +1,294 @@
+import Testing
+@testable import PageSyncCore
+
+private func str(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+private func state(page: Int = 1, count: Int = 6, version: UInt64 = 0, by: String? = nil, doc: String = "5f1c3a2b") -> RoomState {
+    RoomState(page: PageNumber(page)!, pageCount: count, version: version, by: by, doc: doc)
+}
+
+private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> RoomSnapshot {
+    RoomSnapshot(name: "guide", state: state(page: page, version: version, by: by), wraps: false)
+}
+
+@Suite struct WireEncodingTests {
+    @Test func hello() {
+        #expect(str(Wire.hello(guide(), control: true, name: "guest-1"))
+            == "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=no control=yes name=guest-1\n")
+        let slides = RoomSnapshot(name: "slides", state: state(page: 3, count: 12, version: 9, by: "ann", doc: "9a0e11c4"), wraps: true)
+        #expect(str(Wire.hello(slides, control: false, name: "bob"))
+            == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 wrap=yes control=no name=bob\n")
+    }
+
+    @Test func joined() {
+        let slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true)
+        #expect(str(Wire.joined(slides, control: false, name: "ann"))
+            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 wrap=yes control=no name=ann\n")
+    }
+
+    @Test func event() {
+        #expect(str(Wire.event(guide(page: 2, version: 1, by: "guest-1")))
+            == "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b\n")
+        #expect(str(Wire.event(guide())) == "PAGE room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b\n")
+    }
+
+    @Test func navigated() {
+        #expect(str(Wire.navigated(state(page: 2, version: 1))) == "OK page=2 pages=6 version=1\n")
+        #expect(str(Wire.navigated(state(page: 1, version: UInt64.max))) == "OK page=1 pages=6 version=18446744073709551615\n")
+    }
+
+    @Test func status() {
+        #expect(str(Wire.status(guide(page: 4, version: 6, by: "guest-1"), control: true, clients: 1))
+            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b wrap=no control=yes clients=1\n")
+        let wrapping = RoomSnapshot(name: "s", state: state(), wraps: true)
+        #expect(str(Wire.status(wrapping, control: false, clients: 0))
+            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=yes control=no clients=0\n")
+    }
+
+    @Test func protocolErrors() {
+        #expect(str(Wire.error(ProtocolError(code: .malformed, message: "unknown command \"jump\"; send HELP for the list")))
+            == "ERR 400 unknown command \"jump\"; send HELP for the list\n")
+        #expect(str(Wire.error(ProtocolError(code: .tooLong, message: "line longer than 4096 bytes"))) == "ERR 413 line longer than 4096 bytes\n")
+        #expect(str(Wire.error(ProtocolError(code: .full, message: "server full"))) == "ERR 503 server full\n")
+        #expect(str(Wire.error(ProtocolError(code: .internalError, message: "could not save state"))) == "ERR 500 could not save state\n")
+        #expect(str(Wire.error(ProtocolError(code: .forbidden, message: "wrong token"))) == "ERR 403 wrong token\n")
+        #expect(str(Wire.error(ProtocolError(code: .notFound, message: "no room \"nowhere\""))) == "ERR 404 no room \"nowhere\"\n")
+    }
+
+    @Test func cannedErrors() {
+        #expect(str(Wire.error(.lineTooLong(maxLineLength: 4096))) == "ERR 413 line longer than 4096 bytes\n")
+        #expect(str(Wire.error(.serverFull)) == "ERR 503 server full\n")
+        #expect(str(Wire.error(.malformed("empty line"))) == "ERR 400 empty line\n")
+    }
+
+    @Test func errorMessagesStayOnOneLine() {
+        #expect(str(Wire.error(.malformed("a\nb\r\nc"))) == "ERR 400 a b  c\n")
+    }
+
+    @Test func errorCodes() {
+        #expect(ErrorCode.malformed.rawValue == 400)
+        #expect(ErrorCode.forbidden.rawValue == 403)
+        #expect(ErrorCode.notFound.rawValue == 404)
+        #expect(ErrorCode.conflict.rawValue == 409)
+        #expect(ErrorCode.tooLong.rawValue == 413)
+        #expect(ErrorCode.pastEnd.rawValue == 416)
+        #expect(ErrorCode.internalError.rawValue == 500)
+        #expect(ErrorCode.full.rawValue == 503)
+        #expect(ProtocolError(code: .full, message: "x").closesConnection == false)
+    }
+
+    @Test func navigationErrors() {
+        let room = guide(page: 3, version: 5, by: "guest-1")
+        #expect(str(Wire.error(.forbidden, room: room)) == "ERR 403 this room needs a control token; send AUTH <token>\n")
+        #expect(str(Wire.error(.noSuchPage(PageNumber(9)!), room: room)) == "ERR 404 no page 9: this document has 6 pages\n")
+        #expect(str(Wire.error(.conflict(expected: 4), room: room))
+            == "ERR 409 version is 5, not 4 page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b\n")
+        #expect(str(Wire.error(.pastEnd(.first), room: guide(page: 1, version: 2, by: "guest-1")))
+            == "ERR 416 already on the first page page=1 pages=6 version=2 by=guest-1 doc=5f1c3a2b\n")
+        #expect(str(Wire.error(.pastEnd(.last), room: guide(page: 6, version: 9)))
+            == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b\n")
+        let single = RoomSnapshot(name: "one", state: state(count: 1), wraps: false)
+        #expect(str(Wire.error(.noSuchPage(PageNumber(2)!), room: single)) == "ERR 404 no page 2: this document has 1 page\n")
+    }
+
+    @Test func ok() {
+        #expect(str(Wire.ok("NAME ann")) == "OK NAME ann\n")
+        #expect(str(Wire.ok("PONG hello")) == "OK PONG hello\n")
+        #expect(str(Wire.ok("AUTH control=yes")) == "OK AUTH control=yes\n")
+        #expect(str(Wire.ok("")) == "OK\n")
+    }
+
+    @Test func bye() {
+        #expect(str(Wire.bye("server shutting down")) == "BYE server shutting down\n")
+        #expect(str(Wire.bye("")) == "BYE\n")
+    }
+
+    @Test func multilineDotStuffs() {
+        let lines: [Substring] = ["guide page=4", ".hidden", "..two", ".", "", "plain"]
+        #expect(str(Wire.multiline(header: "OK ROOMS 2", lines: lines))
+            == "OK ROOMS 2\nguide page=4\n..hidden\n...two\n..\n\nplain\n.\n")
+        #expect(str(Wire.multiline(header: "OK WHO 0", lines: [Substring]())) == "OK WHO 0\n.\n")
+    }
+
+    @Test func multilineSplitsEmbeddedNewlines() {
+        #expect(str(Wire.multiline(header: "OK X", lines: ["a\n.b"])) == "OK X\na\n..b\n.\n")
+    }
+
+    @Test func helpLinesMatchTheCommandTable() {
+        let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
+        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "QUIT"])
+        #expect(Wire.helpLines[0] == "NEXT [IF <version>]            turn to the next page")
+        #expect(Wire.helpLines.contains("GOTO <n> [IF <version>]        turn to page n"))
+        #expect(Wire.helpLines.contains("QUIT                           close the connection"))
+        for line in Wire.helpLines {
+            #expect(!line.hasPrefix("."))
+            #expect(!line.contains("\n"))
+            #expect(line.count > 31)
+        }
+        // Every verb in the help parses (without its arguments, where it has none).
+        for verb in verbs where ["NEXT", "PREV", "FIRST", "LAST", "STATUS", "TEXT", "ROOMS", "WHO", "PING", "HELP", "QUIT"].contains(verb) {
+            #expect((try? CommandParser.parse(Array(verb.utf8)).get()) != nil)
+        }
+    }
+
+    @Test func helpReply() {
+        let reply = str(Wire.multiline(header: "OK HELP", lines: Wire.helpLines.map { Substring($0) }))
+        #expect(reply.hasPrefix("OK HELP\nNEXT [IF <version>]"))
+        #expect(reply.hasSuffix("close the connection\n.\n"))
+        #expect(reply.split(separator: "\n").count == Wire.helpLines.count + 2)
+    }
+}
+
+@Suite struct WireTextTests {
+    private func text(_ content: [UInt8], truncated: Bool = false) -> String {
+        str(Wire.text(page: PageNumber(2)!, pageCount: 6, doc: "5f1c3a2b", bytes: content, pageByteCount: content.count, truncated: truncated))
+    }
+
+    @Test func headerAndLines() {
+        #expect(text(Array("Turning pages\n.a line that began with a dot\n...\nend\n".utf8))
+            == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=52 lines=4 truncated=no\nTurning pages\n..a line that began with a dot\n....\nend\n.\n")
+    }
+
+    @Test func crlfContent() {
+        #expect(text(Array("a\r\nb\r\n\r\nc".utf8))
+            == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=9 lines=4 truncated=no\na\nb\n\nc\n.\n")
+    }
+
+    @Test func crNotBeforeLFIsKept() {
+        #expect(text(Array("a\rb\n".utf8)) == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=4 lines=1 truncated=no\na\rb\n.\n")
+    }
+
+    @Test func emptyPage() {
+        #expect(text([]) == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=0 lines=0 truncated=no\n.\n")
+        #expect(text([0x0A]) == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=1 lines=1 truncated=no\n\n.\n")
+    }
+
+    @Test func invalidUTF8BecomesReplacementCharacter() {
+        let reply = text([0x61, 0xFF, 0x62, 0x0A, 0xC3, 0x0A, 0xE2, 0x82, 0xAC, 0x0A])
+        #expect(reply == "OK TEXT page=2 pages=6 doc=5f1c3a2b bytes=10 lines=3 truncated=no\na\u{FFFD}b\n\u{FFFD}\n€\n.\n")
+    }
+
+    @Test func truncatedAndPageByteCount() {
+        let reply = str(Wire.text(page: .first, pageCount: 1, doc: "d", bytes: Array("abc".utf8), pageByteCount: 5000, truncated: true))
+        #expect(reply == "OK TEXT page=1 pages=1 doc=d bytes=5000 lines=1 truncated=yes\nabc\n.\n")
+    }
+
+    @Test func textRoundTripsThroughDotUnstuffer() {
+        let original = ["first", ".dot", "..two dots", ".", "", "last"]
+        let bytes = Array(original.joined(separator: "\n").utf8)
+        let reply = text(bytes)
+        var lines = reply.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(WireLine(parsing: String(lines.removeFirst()))?.fields["lines"] == "6")
+        var got: [String] = []
+        for line in lines {
+            guard let content = DotUnstuffer.unstuff(line) else { break }
+            got.append(String(content))
+        }
+        #expect(got == original)
+    }
+}
+
+@Suite struct DotUnstufferTests {
+    @Test func unstuff() {
+        #expect(DotUnstuffer.unstuff(".") == nil)
+        #expect(DotUnstuffer.unstuff("..") == ".")
+        #expect(DotUnstuffer.unstuff("...") == "..")
+        #expect(DotUnstuffer.unstuff(".x") == "x")
+        #expect(DotUnstuffer.unstuff("x.") == "x.")
+        #expect(DotUnstuffer.unstuff("") == "")
+        #expect(DotUnstuffer.unstuff("plain") == "plain")
+    }
+
+    @Test func multilineRoundTrip() {
+        let original: [Substring] = [".", "..", "...", ".a", "a.", "", " .", "x"]
+        let encoded = str(Wire.multiline(header: "OK WHO 8", lines: original))
+        var lines = encoded.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.removeFirst() == "OK WHO 8")
+        var decoded: [Substring] = []
+        var terminated = false
+        for line in lines {
+            guard let content = DotUnstuffer.unstuff(line) else { terminated = true; break }
+            decoded.append(content)
+        }
+        #expect(terminated)
+        #expect(decoded == original)
+    }
+}
+
+@Suite struct WireLineTests {
+    @Test func helloLine() {
+        let line = WireLine(parsing: "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=no control=yes name=guest-1\n")
+        #expect(line?.kind == "HELLO")
+        #expect(line?.words == ["pagesync/1"])
+        #expect(line?.fields == ["room": "guide", "page": "1", "pages": "6", "version": "0", "by": "-",
+                                 "doc": "5f1c3a2b", "wrap": "no", "control": "yes", "name": "guest-1"])
+    }
+
+    @Test func okLines() {
+        let nav = WireLine(parsing: "OK page=2 pages=6 version=1")
+        #expect(nav?.kind == "OK")
+        #expect(nav?.words == [])
+        #expect(nav?.fields == ["page": "2", "pages": "6", "version": "1"])
+        let text = WireLine(parsing: "OK TEXT page=2 pages=6 doc=d bytes=120 lines=4 truncated=no\r\n")
+        #expect(text?.words == ["TEXT"])
+        #expect(text?.fields["truncated"] == "no")
+        #expect(WireLine(parsing: "OK PONG hello")?.words == ["PONG", "hello"])
+        #expect(WireLine(parsing: "OK ROOMS 2")?.words == ["ROOMS", "2"])
+        #expect(WireLine(parsing: "OK")?.words == [])
+        #expect(WireLine(parsing: "OK AUTH control=yes")?.fields == ["control": "yes"])
+    }
+
+    @Test func errLines() {
+        let conflict = WireLine(parsing: "ERR 409 version is 8, not 7 page=3 pages=6 version=8 by=ann doc=xyz")
+        #expect(conflict?.kind == "ERR")
+        #expect(conflict?.errorCode == 409)
+        #expect(conflict?.words == ["409", "version", "is", "8,", "not", "7"])
+        #expect(conflict?.fields == ["page": "3", "pages": "6", "version": "8", "by": "ann", "doc": "xyz"])
+        #expect(WireLine(parsing: "ERR 400 empty line")?.errorCode == 400)
+        #expect(WireLine(parsing: "OK page=1")?.errorCode == nil)
+    }
+
+    @Test func pageAndByeLines() {
+        let page = WireLine(parsing: "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b")
+        #expect(page?.kind == "PAGE")
+        #expect(page?.fields["by"] == "guest-1")
+        let bye = WireLine(parsing: "BYE server shutting down")
+        #expect(bye?.kind == "BYE")
+        #expect(bye?.words == ["server", "shutting", "down"])
+        #expect(bye?.fields == [:])
+    }
+
+    @Test func contentLines() {
+        let room = WireLine(parsing: "slides page=1 pages=12 version=0 clients=0 control=token wrap=yes")
+        #expect(room?.kind == "slides")
+        #expect(room?.fields["control"] == "token")
+    }
+
+    @Test func oddWords() {
+        let line = WireLine(parsing: "OK =x a= b=c=d")
+        #expect(line?.words == ["=x"])
+        #expect(line?.fields == ["a": "", "b": "c=d"])
+    }
+
+    @Test func blankLines() {
+        #expect(WireLine(parsing: "") == nil)
+        #expect(WireLine(parsing: "\n") == nil)
+        #expect(WireLine(parsing: "   ") == nil)
+    }
+
+    @Test func everyEncodedLineParsesBack() {
+        let room = guide(page: 3, version: 5, by: "ann")
+        let lines: [[UInt8]] = [
+            Wire.hello(room, control: true, name: "x"), Wire.joined(room, control: false, name: "x"),
+            Wire.event(room), Wire.navigated(room.state), Wire.status(room, control: true, clients: 3),
+            Wire.error(.conflict(expected: 1), room: room), Wire.error(.pastEnd(.last), room: room),
+        ]
+        for line in lines {
+            let parsed = WireLine(parsing: str(line))
+            #expect(parsed != nil)
+            #expect(parsed?.fields["page"] == "3")
+            #expect(parsed?.fields["version"] == "5")
+        }
+        #expect(WireLine(parsing: str(Wire.event(room)))?.fields["by"] == "ann")
+    }
+}

@@ -1,0 +1,96 @@
+import PageSyncCore
+import Testing
+
+@testable import PageSyncServer
+
+@Suite struct ConfigLoaderTests {
+    @Test func noConfigServesTheGuideOnTheDefaultAddress() async throws {
+        let config = try await ConfigLoader.load(configFile: nil, overrides: .init(), environment: ["HOME": "/home/x"])
+        #expect(config.listen == ListenAddress(host: "127.0.0.1", port: 7777))
+        #expect(config.rooms == [.builtinGuide])
+        #expect(config.stateDirectory == "/home/x/.local/state/pagesync")
+        #expect(config.maxLineLength == 4096)
+    }
+
+    @Test func systemdStateDirectoryWins() {
+        #expect(ConfigLoader.defaultStateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/pagesync:/x", "HOME": "/h"]) == "/var/lib/pagesync")
+        #expect(ConfigLoader.defaultStateDirectory(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/pagesync")
+    }
+
+    @Test func filesBecomeRoomsNamedAfterThem() async throws {
+        var overrides = CommandLineOverrides()
+        overrides.files = ["/d/notes.txt", "/d/slides.md", "/e/notes.md"]
+        overrides.pagination = .lines(10)
+        overrides.wraps = true
+        overrides.token = "t"
+        let config = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
+        #expect(config.rooms.map(\.name) == ["notes", "slides", "notes-2"])
+        #expect(config.rooms[0] == RoomConfig(name: "notes", document: .file("/d/notes.txt"), pagination: .lines(10), wraps: true, token: "t"))
+    }
+
+    @Test func theYAMLFileIsReadKeyByKeyAndFlagsOverrideIt() async throws {
+        let dir = TempDir()
+        dir.write("tok", "s3cret\n")
+        let file = dir.write("c.yaml", """
+            listen: "[::1]:9000"
+            max-clients: 5
+            max-line: 128
+            fsync: false
+            rooms: [talk, guide]
+            room:
+              talk:
+                file: docs/talk.md
+                split: "separator:---"
+                wrap: true
+                token-file: tok
+              guide:
+                file: builtin:guide
+            """)
+        var overrides = CommandLineOverrides()
+        overrides.maxClients = 7
+        let config = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: [:])
+        #expect(config.listen == ListenAddress(host: "::1", port: 9000))
+        #expect(config.maxClients == 7)
+        #expect(config.maxLineLength == 128)
+        #expect(config.fsync == false)
+        #expect(config.rooms == [
+            RoomConfig(name: "talk", document: .file(dir.path + "/docs/talk.md"), pagination: .separator("---"), wraps: true, token: "s3cret"),
+            .builtinGuide,
+        ])
+    }
+
+    @Test(arguments: [
+        ("max-clients: lots\nrooms: [a]\nroom:\n  a:\n    file: x\n", "max-clients"),
+        ("listen: nowhere\n", "listen"),
+        ("rooms: [a]\n", "room.a.file"),
+        ("rooms: [a]\nroom:\n  a:\n    file: x\n    split: pages\n", "room.a.split"),
+        ("rooms: [\"bad name\"]\n", "rooms"),
+        ("rooms: guide\n", "rooms"),
+        ("fsync: maybe\n", "fsync"),
+        ("max-line: 10\n", "max-line"),
+    ])
+    func badValuesNameTheirKey(yaml: String, key: String) async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", yaml)
+        do {
+            _ = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+            Issue.record("expected an error for \(key)")
+        } catch {
+            #expect("\(error)".contains(key), "\(error)")
+        }
+    }
+
+    @Test func aMissingConfigFileIsAnError() async {
+        await #expect(throws: (any Error).self) {
+            try await ConfigLoader.load(configFile: "/nonexistent/pagesyncd.yaml", overrides: .init(), environment: [:])
+        }
+    }
+
+    @Test func theSampleConfigLoads() async throws {
+        let root = #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+        let config = try await ConfigLoader.load(configFile: "/" + root + "/Config/pagesyncd.yaml", overrides: .init(), environment: [:])
+        #expect(config.rooms.map(\.name) == ["guide", "slides"])
+        #expect(config.rooms[1].token == "change-me")
+        #expect(config.rooms[1].pagination == .separator("---"))
+    }
+}
