@@ -63,6 +63,27 @@ struct LifecycleTests {
         }
     }
 
+    @Test("editing a document on disk re-indexes its room without any signal (in place and by rename)")
+    func fileChangesAreNoticed() async throws {
+        try await withDaemon(["notes.txt": Documents.formFeed(pages: 3)]) { daemon, workspace in
+            let (a, hello) = try await daemon.join(label: "A")
+            #expect(hello.pages == 3)
+
+            // In place, as `cat > notes.txt` does.
+            try workspace.write("notes.txt", Documents.formFeed(pages: 6, prefix: "grown"))
+            let grown = try await a.readServerLine()
+            #expect(grown.kind == "PAGE" && grown.pages == 6 && grown.page == 1, "\(grown)")
+            #expect(grown["doc"] != hello["doc"])
+
+            // Replaced by a rename, as editors save.
+            _ = try workspace.write("notes.txt.new", Documents.formFeed(pages: 2, prefix: "renamed"))
+            #expect(rename(workspace.url("notes.txt.new").path, workspace.url("notes.txt").path) == 0)
+            let renamed = try await a.readServerLine()
+            #expect(renamed.kind == "PAGE" && renamed.pages == 2, "\(renamed)")
+            #expect(try await a.command("TEXT 2").lines == ["renamed page 2"])
+        }
+    }
+
     @Test("SIGTERM and SIGINT: clients get BYE, the state is saved, exit status 0 within about a second",
           arguments: [SIGTERM, SIGINT])
     func shutdownSaysByeAndExitsZero(signal: Int32) async throws {
