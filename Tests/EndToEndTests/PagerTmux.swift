@@ -114,9 +114,11 @@ final class PagerTmux: @unchecked Sendable {
         }
     }
 
-    /// Kills the tmux server and every process in it.
+    /// Kills the tmux server and every process in it, and removes its socket file.
     func kill() async {
         _ = try? await runPagerTestProcess("/usr/bin/env", [tmuxPath, "-L", socket, "kill-server"], in: workspace)
+        let directory = ProcessInfo.processInfo.environment["TMUX_TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        unlink("\(directory)/tmux-\(getuid())/\(socket)")
     }
 }
 
