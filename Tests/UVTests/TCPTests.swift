@@ -96,6 +96,30 @@ struct TCPTests {
         }
     }
 
+    /// Connecting by name goes through uv_getaddrinfo. The machine's own host name normally
+    /// resolves to one of its addresses (a listener on 0.0.0.0 accepts it); where it does not
+    /// resolve, the failure must be a resolver error, not a crash or a hang.
+    @Test func connectingByHostNameResolvesIt() async throws {
+        let hostName = ProcessInfo.processInfo.hostName
+        try await withRunningLoop { loop in
+            let port = try await onLoop(loop) { () -> Int in
+                let listener = try TCPListener(loop: loop, host: "0.0.0.0", port: 0)
+                try listener.listen { connection in
+                    connection.startReading { event in
+                        if case .data(let bytes) = event { connection.write(bytes) } else { connection.close() }
+                    }
+                }
+                return listener.localAddress!.port
+            }
+            do {
+                let reply = try await echo(loop, host: hostName, port: port, parts: [[4, 5, 6]])
+                #expect(reply == [4, 5, 6])
+            } catch let error as UVError {
+                #expect(error.name.hasPrefix("EAI_"), "connecting to \(hostName) failed: \(error)")
+            }
+        }
+    }
+
     @Test func invalidHostIsRejected() async throws {
         try await withRunningLoop { loop in
             let error = try await onLoop(loop) { () -> UVError? in
@@ -190,6 +214,42 @@ struct TCPTests {
                 payload.withUnsafeBytes { memcmp(received.baseAddress!, $0.baseAddress!, size) == 0 }
             }
             #expect(same, "received bytes differ from the payload")
+        }
+    }
+
+    @Test func shutdownAndCloseFlushesQueuedWritesFirst() async throws {
+        let size = 8 * 1024 * 1024
+        try await withRunningLoop { loop in
+            let (received, queued): (Int, Int) = try await awaitOnLoop(loop) { once in
+                let queued = Box(0)
+                let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: 0)
+                try listener.listen { server in
+                    listener.close()
+                    server.write([UInt8](repeating: 0x2A, count: size))
+                    queued.value = server.writeQueueSize
+                    server.shutdownAndClose()
+                    server.write([1])  // ignored: the stream is shutting down
+                }
+                TCPConnection.connect(loop: loop, host: "127.0.0.1", port: listener.localAddress!.port) { result in
+                    guard case .success(let client) = result else {
+                        once.resume(throwing: TestFailure("connect failed"))
+                        return
+                    }
+                    let count = Box(0)
+                    client.startReading { event in
+                        switch event {
+                        case .data(let bytes):
+                            count.value += bytes.count
+                            if bytes.contains(where: { $0 != 0x2A }) { count.value = -size }
+                        case .eof, .error:
+                            client.close()
+                            once.resume(returning: (count.value, queued.value))
+                        }
+                    }
+                }
+            }
+            #expect(queued > 0)
+            #expect(received == size)
         }
     }
 
