@@ -44,6 +44,8 @@ final class RoomRuntime {
     var config: RoomConfig
     var document: Document
     var members: [Int: Session] = [:]
+    /// Counts re-index requests: only the newest one's result is applied.
+    var reindexGeneration = 0
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room
@@ -82,6 +84,10 @@ public actor Coordinator {
     private var sessions: [Int: Session] = [:]
     private var nextSessionID = 1
     private var flushList: [Session] = []
+    /// The list being flushed; swapped with `flushList` so neither is reallocated.
+    private var flushing: [Session] = []
+    /// Only the newest re-index of a room and the newest reload are applied.
+    private var reloadGeneration = 0
     private var dirtyRooms: Set<String> = []
     private var shuttingDown = false
 
@@ -190,12 +196,24 @@ public actor Coordinator {
     }
 
     private func addRoom(_ roomConfig: RoomConfig, document: Document) {
-        let restored = store.load(room: roomConfig.name) { [logger] problem in logger.warning("\(problem)") }
+        var unreadable = false
+        let restored = store.load(room: roomConfig.name) { [logger] problem in
+            logger.error("\(problem)")
+            unreadable = true
+        }
         let page = restored.map { min($0.page.number, document.pageCount) }.flatMap(PageNumber.init) ?? .first
         var state = RoomState(
             page: page, pageCount: document.pageCount, version: restored?.version ?? 0,
             by: restored?.by, doc: document.id)
-        if let saved = restored, saved.doc != document.id || saved.page != page {
+        if unreadable {
+            // The old version is lost; clients may hold one. Start above any counter
+            // this room could have reached: the wall clock in milliseconds.
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            state.version = UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+            dirtyRooms.insert(roomConfig.name)
+            logger.warning("room \(roomConfig.name): starting at version \(state.version) so that versions keep growing")
+        } else if let saved = restored, saved.doc != document.id || saved.page != page {
             // The document changed while the daemon was down: that is a change of state.
             state.version = saved.version + 1
             dirtyRooms.insert(roomConfig.name)
@@ -219,7 +237,7 @@ public actor Coordinator {
         persistDirtyRooms()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values {
-            session.replies += bye
+            stage(session, bye)
             session.closeAfterFlush = true
             flush(session)
         }
@@ -295,7 +313,9 @@ public actor Coordinator {
             session.framer.append(bytes)
             processInput(session)
         case .eof:
-            disconnect(session, reason: "closed by peer")
+            // Lines already received still get their replies (`printf ... | nc -N`).
+            session.inputEnded = true
+            processInput(session)
         case .error(let error):
             disconnect(session, reason: "\(error)")
         }
@@ -320,7 +340,12 @@ public actor Coordinator {
                 handle(line, from: session)
             }
         }
-        if session.closeAfterFlush { session.connection.stopReading() }
+        if session.closeAfterFlush {
+            session.connection.stopReading()
+        } else if session.inputEnded && !session.throttled && !session.closed {
+            session.closeAfterFlush = true
+            queueFlush(session)
+        }
     }
 
     private func writesDrained(id: Int) {
@@ -464,23 +489,34 @@ public actor Coordinator {
     /// Runs once per loop iteration, right before the loop waits for I/O
     /// (Redis's beforeSleep): first save changed rooms, then write what each
     /// client is owed. So no `OK` or `PAGE` leaves before its state is on disk.
+    ///
+    /// Flushing can resume a throttled client, whose buffered commands stage
+    /// more output (and may change a room): so it goes round until nothing is
+    /// left, saving before every pass, and never sleeps with output owed.
     func beforeSleep() {
-        if !dirtyRooms.isEmpty { persistDirtyRooms() }
-        guard !flushList.isEmpty else { return }
-        let list = flushList
-        flushList.removeAll(keepingCapacity: true)
-        for session in list {
-            session.flushQueued = false
-            flush(session)
+        for _ in 0..<64 {
+            if !dirtyRooms.isEmpty { persistDirtyRooms() }
+            guard !flushList.isEmpty else { return }
+            swap(&flushList, &flushing)
+            for session in flushing {
+                session.flushQueued = false
+                flush(session)
+            }
+            flushing.removeAll(keepingCapacity: true)
         }
+        // Still owed after many passes: come back on the next loop turn rather than starve I/O.
+        if !flushList.isEmpty { loop.execute {} }
     }
 
     private func flush(_ session: Session) {
         guard !session.closed else { return }
+        // Nothing leaves before the state it reports is saved.
+        if !dirtyRooms.isEmpty { persistDirtyRooms() }
         let connection = session.connection
         // The event waits while older output is still queued: it will be replaced
         // by newer ones and written once the client catches up.
-        let event = connection.writeQueueSize == 0 ? session.pendingEvent : nil
+        // A closing client gets nothing after its last reply (`OK BYE`, `BYE`).
+        let event = connection.writeQueueSize == 0 && !session.closeAfterFlush ? session.pendingEvent : nil
         if event != nil { session.pendingEvent = nil }
         if !session.replies.isEmpty {
             if let event {
@@ -501,7 +537,7 @@ public actor Coordinator {
         } else if session.throttled && session.backlog < config.outputHighWater / 2 {
             session.throttled = false
             processInput(session)
-            if !session.throttled && !session.closed && !session.closeAfterFlush { startReading(session) }
+            if !session.throttled && !session.closed && !session.closeAfterFlush && !session.inputEnded { startReading(session) }
         }
     }
 
@@ -568,18 +604,22 @@ public actor Coordinator {
     private func reindex(_ name: String) {
         guard let runtime = rooms[name] else { return }
         let roomConfig = runtime.config
+        runtime.reindexGeneration += 1
+        let generation = runtime.reindexGeneration
         Task.detached { [self] in
             do throws(DocumentError) {
                 let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
-                await self.documentLoaded(document, for: roomConfig)
+                await self.documentLoaded(document, for: roomConfig, generation: generation)
             } catch {
                 await self.documentFailed(room: roomConfig.name, error: error)
             }
         }
     }
 
-    private func documentLoaded(_ document: Document, for roomConfig: RoomConfig) {
-        guard let runtime = rooms[roomConfig.name], runtime.config == roomConfig, !shuttingDown else { return }
+    private func documentLoaded(_ document: Document, for roomConfig: RoomConfig, generation: Int) {
+        guard let runtime = rooms[roomConfig.name], runtime.config == roomConfig, !shuttingDown,
+            generation == runtime.reindexGeneration  // a newer scan is under way: it wins
+        else { return }
         guard document.id != runtime.document.id else { return }
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
@@ -598,10 +638,12 @@ public actor Coordinator {
         logger.info("reloading (SIGHUP)")
         observer.reloading()
         let load = reloadConfig
+        reloadGeneration += 1
+        let generation = reloadGeneration
         Task.detached { [self] in
             do {
                 let fresh = try await load()
-                await self.applyReload(fresh)
+                await self.applyReload(fresh, generation: generation)
             } catch {
                 await self.reloadFailed("\(error)")
             }
@@ -614,8 +656,9 @@ public actor Coordinator {
         observer.ready(status: statusLine)
     }
 
-    private func applyReload(_ fresh: ServerConfig) {
-        guard !shuttingDown else { return }
+    private func applyReload(_ fresh: ServerConfig, generation: Int) {
+        // A later SIGHUP read the files again: its result is the one to apply.
+        guard !shuttingDown, generation == reloadGeneration else { return }
         if fresh.listen != config.listen && listenFDs.isEmpty {
             logger.warning("reload: listen address changes need a restart; still on \(config.listen)")
         }

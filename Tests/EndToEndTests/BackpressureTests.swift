@@ -54,6 +54,26 @@ struct BackpressureTests {
         }
     }
 
+    @Test("pipelined commands then a half-close: every command is answered, in order, before the server closes")
+    func halfCloseAfterPipelinedCommands() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)], arguments: ["--no-fsync"]) { daemon, _ in
+            let (client, hello) = try await daemon.join(label: "pipeliner")
+            let count = 5000
+            var payload = ""
+            for i in 0..<count { payload += "PING \(i)\n" }
+            payload += "NEXT\n"
+            try await client.sendRaw(Array(payload.utf8))
+            client.shutdownWrite()
+            for i in 0..<count {
+                let line = try await client.readLine()
+                guard line == "OK PONG \(i)" else { throw HarnessError("reply \(i): \(line.debugDescription)") }
+            }
+            #expect(try await client.readLine() == "OK page=2 pages=3 version=\((hello.version ?? 0) + 1)")
+            #expect(try await client.readServerLine().kind == "PAGE")
+            #expect(try await client.readLineOrEOF() == nil, "the server closes once everything is answered")
+        }
+    }
+
     @Test("a client flooding commands without reading is throttled, then gets every reply in order")
     func flooderIsThrottled() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)], arguments: ["--no-fsync"]) { daemon, _ in

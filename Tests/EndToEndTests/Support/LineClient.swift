@@ -269,6 +269,11 @@ final class LineClient: @unchecked Sendable {
     /// Bytes received but not yet returned as lines.
     var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Half-closes: the server sees EOF, and can still answer.
+    func shutdownWrite() {
+        queue.sync { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
     /// Closes the socket (idempotent).
     func close() {
         queue.sync {
