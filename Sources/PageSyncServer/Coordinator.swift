@@ -86,6 +86,9 @@ public actor Coordinator {
     private var flushList: [Session] = []
     /// The list being flushed; swapped with `flushList` so neither is reallocated.
     private var flushing: [Session] = []
+    /// Clients whose next event waits because they are not reading.
+    private var heldSessions: [Int: Session] = [:]
+    private var heldRetryTimer: UV.Timer?
     /// Only the newest re-index of a room and the newest reload are applied.
     private var reloadGeneration = 0
     private var dirtyRooms: Set<String> = []
@@ -254,6 +257,8 @@ public actor Coordinator {
         watchdogTimer = nil
         statusTimer?.close()
         statusTimer = nil
+        heldRetryTimer?.close()
+        heldRetryTimer = nil
         // Stop once every connection has flushed and closed; peers that do not
         // read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
@@ -513,11 +518,18 @@ public actor Coordinator {
         // Nothing leaves before the state it reports is saved.
         if !dirtyRooms.isEmpty { persistDirtyRooms() }
         let connection = session.connection
-        // The event waits while older output is still queued: it will be replaced
-        // by newer ones and written once the client catches up.
-        // A closing client gets nothing after its last reply (`OK BYE`, `BYE`).
-        let event = connection.writeQueueSize == 0 && !session.closeAfterFlush ? session.pendingEvent : nil
-        if event != nil { session.pendingEvent = nil }
+        // The event waits while older output is still queued, in libuv or in the
+        // kernel: it will be replaced by newer ones and written once the client
+        // catches up. A closing client gets nothing after its last reply.
+        var event: SharedLine?
+        if let pending = session.pendingEvent, !session.closeAfterFlush, connection.writeQueueSize == 0 {
+            if connection.kernelUnsentBytes <= Self.conflationThreshold {
+                event = pending
+                session.pendingEvent = nil
+            } else {
+                holdEvent(session)
+            }
+        }
         if !session.replies.isEmpty {
             if let event {
                 connection.write([session.replies, event.bytes])
@@ -538,6 +550,32 @@ public actor Coordinator {
             session.throttled = false
             processInput(session)
             if !session.throttled && !session.closed && !session.closeAfterFlush && !session.inputEnded { startReading(session) }
+        }
+    }
+
+    /// Unread bytes in the kernel above which a client counts as not reading, and
+    /// its next event waits in its slot (so it never gets a backlog of stale pages).
+    static let conflationThreshold = 2048
+
+    /// A client whose kernel buffer is full gives no signal when it drains (libuv's
+    /// own queue is empty), so held events are retried every 50 ms while any wait.
+    private func holdEvent(_ session: Session) {
+        heldSessions[session.id] = session
+        guard heldRetryTimer == nil else { return }
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: 50, repeatMilliseconds: 50) { self.retryHeldEvents() }
+        heldRetryTimer = timer
+    }
+
+    private func retryHeldEvents() {
+        let held = heldSessions
+        heldSessions.removeAll(keepingCapacity: true)
+        for session in held.values where !session.closed && session.pendingEvent != nil {
+            queueFlush(session)
+        }
+        if heldSessions.isEmpty && flushList.isEmpty {
+            heldRetryTimer?.close()
+            heldRetryTimer = nil
         }
     }
 
