@@ -67,10 +67,20 @@ public struct StateStore: Sendable {
     }
 
     /// Saves a room's state atomically.
+    ///
+    /// Without fsync the state is overwritten in place with one `pwrite` of a record padded
+    /// (with an ignored `pad=` line) to a size that never shrinks, so the file is never
+    /// truncated or renamed: a process crash leaves the old record or the new one. The
+    /// temp-file-and-rename path costs ~0.5 ms per save on ext4 even without fsync, because
+    /// ext4 (auto_da_alloc) starts writeback of a file renamed over another one.
     public func save(_ state: PersistedRoom, room: String) throws(StateStoreError) {
         let final = path(forRoom: room)
-        let temp = "\(directory)/.\(room).state.tmp"
         let bytes = PersistedRoomCodec.encode(state)
+        if !fsync {
+            try overwriteInPlace(bytes, path: final)
+            return
+        }
+        let temp = "\(directory)/.\(room).state.tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StateStoreError("\(temp): \(String(cString: strerror(errno)))") }
         var written = 0
@@ -99,6 +109,38 @@ public struct StateStore: Sendable {
                 _ = Glibc.fsync(dfd)
                 close(dfd)
             }
+        }
+    }
+}
+
+extension StateStore {
+    /// The unit a saved record is padded to.
+    static let recordBlock = 512
+
+    /// One `pwrite` at offset 0 of `bytes` plus a `pad=---` line, padded to a multiple of
+    /// `recordBlock` and never shorter than the file already is (so it never needs a truncate).
+    fileprivate func overwriteInPlace(_ bytes: [UInt8], path: String) throws(StateStoreError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateStoreError("\(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        let existing = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+        let minimum = bytes.count + 5  // "pad=" + LF
+        var size = (minimum + Self.recordBlock - 1) / Self.recordBlock * Self.recordBlock
+        if existing > size { size = existing }
+        var record = bytes
+        record.reserveCapacity(size)
+        record += Array("pad=".utf8)
+        record += [UInt8](repeating: UInt8(ascii: "-"), count: size - minimum)
+        record.append(0x0A)
+        var written = 0
+        while written < record.count {
+            let n = record.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(written)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StateStoreError("\(path): \(String(cString: strerror(errno)))")
+            }
+            written += n
         }
     }
 }

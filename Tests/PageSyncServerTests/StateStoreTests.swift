@@ -41,3 +41,21 @@ import Testing
         #expect(throws: StateStoreError.self) { try StateStore(directory: file, fsync: false) }
     }
 }
+
+@Suite struct StateStoreInPlaceTests {
+    /// Without fsync the record is overwritten in place, padded, and the file never shrinks,
+    /// so a shorter record after a longer one still decodes (no truncate, no rename).
+    @Test func inPlaceSavesNeverShrinkAndStillDecode() throws {
+        let dir = TempDir()
+        let store = try StateStore(directory: dir.path, fsync: false)
+        let long = PersistedRoom(page: PageNumber(7)!, version: 123, by: String(repeating: "a", count: 32), doc: String(repeating: "d", count: 600))
+        try store.save(long, room: "r")
+        let size = dir.read("r.state")?.utf8.count ?? 0
+        #expect(size >= 1024)
+        let short = PersistedRoom(page: PageNumber(2)!, version: 124, by: "b", doc: "x")
+        try store.save(short, room: "r")
+        #expect(dir.read("r.state")?.utf8.count == size)
+        #expect(store.load(room: "r") == short)
+        #expect(dir.read(".r.state.tmp") == nil)
+    }
+}
