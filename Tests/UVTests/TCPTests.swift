@@ -136,13 +136,13 @@ struct TCPTests {
 
     @Test func connectionRefusedIsReported() async throws {
         try await withRunningLoop { loop in
-            // Bind a port, close it, then connect to it: nothing listens there.
-            let port = try await onLoop(loop) { () -> Int in
+            // A port that is bound but not listening: connecting is refused, and no test
+            // running in parallel can take the port meanwhile (it would if we closed it).
+            let (port, bound) = try await onLoop(loop) { () -> (Int, UncheckedListener) in
                 let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: 0)
-                let port = listener.localAddress!.port
-                listener.close()
-                return port
+                return (listener.localAddress!.port, UncheckedListener(listener))
             }
+            defer { loop.execute { bound.listener.close() } }
             let outcome: UVError? = try await awaitOnLoop(loop) { once in
                 TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
                     switch result {
@@ -356,4 +356,10 @@ struct TCPTests {
             #expect(queued > 0)
         }
     }
+}
+
+/// Carries a loop-thread-only listener out of and back into the loop.
+struct UncheckedListener: @unchecked Sendable {
+    let listener: TCPListener
+    init(_ listener: TCPListener) { self.listener = listener }
 }
