@@ -36,6 +36,25 @@ struct SyncTests {
         }
     }
 
+    @Test("a follower that keeps reading gets every change, even several in one burst")
+    func followerGetsEveryChangeOfABurst() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 20)], arguments: ["--no-fsync"]) { daemon, _ in
+            let (follower, _) = try await daemon.join(label: "follower")
+            let (mover, _) = try await daemon.join(label: "mover")
+            // Ten commands in one write: the daemon handles them in one go.
+            try await mover.send(lines: Array(repeating: "NEXT", count: 10))
+            for version in 1...10 {
+                #expect(try await mover.readServerLine().raw == "OK page=\(version + 1) pages=20 version=\(version)")
+                #expect(try await mover.readServerLine().version == UInt64(version))
+            }
+            _ = try await mover.sync()
+            // PROTOCOL.md: "Every change of a room's state ... is pushed to every client in the room";
+            // only a backed-up client has older unsent events replaced. This one is not backed up.
+            let versions = try await follower.sync().map { ServerLine($0).version ?? 0 }
+            #expect(versions == Array(1...10), "the follower got events for versions \(versions)")
+        }
+    }
+
     @Test("a late joiner's HELLO carries the current state")
     func lateJoinerHelloCarriesCurrentState() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
