@@ -114,8 +114,9 @@ public final class TCPListener: UVHandleOwner {
 
 /// A connected TCP stream. Loop thread only; not `Sendable`.
 ///
-/// The wrapper stays alive while the handle is open, so you may keep it only inside callbacks;
-/// call `close()` (or `shutdownAndClose()`) when done, including after `.eof` or `.error`.
+/// The connection stays open (the libuv handle retains its state) until `close()` or
+/// `shutdownAndClose()`, even if you drop every reference to this object: close it when done,
+/// including after `.eof` or `.error`. `EventLoop.closeAllHandlesAndDrain()` closes leftovers.
 ///
 /// Writes never block: `uv_try_write` first, and whatever the kernel does not take is copied and
 /// queued (`writeQueueSize`). A failed write (`EPIPE`, `ECONNRESET`) never crashes: the first

@@ -112,7 +112,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         if case .failure(let why) = activation { logger.warning("ignoring LISTEN_FDS: \(why)") }
         let listenFDs = ((try? activation.get()) ?? []).map(\.fd)
         if !listenFDs.isEmpty { logger.info("socket-activated: \(listenFDs.count) listening socket(s) from systemd") }
-        let lifecycle = SystemdLifecycle()
+        let lifecycle = SystemdLifecycleObserver()
 
         // The loop runs on a thread of its own; this task just waits for it.
         let failure: StartError? = await withCheckedContinuation { (continuation: CheckedContinuation<StartError?, Never>) in
