@@ -76,38 +76,40 @@ struct SyncTests {
         }
     }
 
-    @Test("two clients racing NEXT IF v from the same version: exactly one wins", arguments: 0..<3)
-    func conditionalRaceHasExactlyOneWinner(round: Int) async throws {
-        try await withDaemon(["talk.txt": Documents.formFeed(pages: 40)]) { daemon, _ in
-            let (a, _) = try await daemon.join(label: "A")
-            let (b, _) = try await daemon.join(label: "B")
-            for step in 0..<10 {
-                let status = try await a.ok("STATUS")
+    @Test("clients racing NEXT IF v from the same version: exactly one wins", arguments: [2, 4])
+    func conditionalRaceHasExactlyOneWinner(racers: Int) async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 40)], arguments: ["--no-fsync"]) { daemon, _ in
+            var clients: [LineClient] = []
+            for i in 0..<racers { clients.append(try await daemon.join(label: "racer \(i)").0) }
+            for step in 0..<15 {
+                let status = try await clients[0].ok("STATUS")
                 let version = try #require(status.version)
                 let page = try #require(status.page)
-                // Both requests are on the wire before either reply is read.
-                async let sendA: Void = a.send("NEXT IF \(version)")
-                async let sendB: Void = b.send("NEXT IF \(version)")
-                _ = try await (sendA, sendB)
-                let replyA = try await a.readReply().header
-                let replyB = try await b.readReply().header
-                let codes = [replyA, replyB].map { $0.kind == "OK" ? 200 : ($0.code ?? -1) }.sorted()
-                #expect(codes == [200, 409], "round \(round) step \(step): A got \(replyA), B got \(replyB)")
-                let winner = replyA.kind == "OK" ? replyA : replyB
-                let loser = replyA.kind == "OK" ? replyB : replyA
-                #expect(winner.page == page + 1 && winner.version == version + 1)
-                // The 409 carries the room's current state: the winner's move.
-                #expect(loser.page == page + 1 && loser.version == version + 1, "\(loser)")
+                // Every request is on the wire before any reply is read.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for client in clients { group.addTask { try await client.send("NEXT IF \(version)") } }
+                    try await group.waitForAll()
+                }
+                var replies: [ServerLine] = []
+                for client in clients { replies.append(try await client.readReply().header) }
+                let winners = replies.filter { $0.kind == "OK" }
+                let losers = replies.filter { $0.kind != "OK" }
+                #expect(winners.count == 1 && losers.allSatisfy { $0.code == 409 }, "step \(step): \(replies)")
+                #expect(winners.first?.page == page + 1 && winners.first?.version == version + 1)
+                // A 409 carries the room's current state: the winner's move.
+                for loser in losers {
+                    #expect(loser.page == page + 1 && loser.version == version + 1, "\(loser)")
+                }
                 // Each client sees exactly one event for the one move.
-                for client in [a, b] {
+                for client in clients {
                     let lines = client.takeSkippedEvents().map(\.raw) + (try await client.sync("step\(step)"))
                     let events = lines.filter { $0.hasPrefix("PAGE ") }
                     #expect(events.count == 1, "\(client.label): \(lines)")
                     #expect(events.first.map(ServerLine.init)?.version == version + 1)
                 }
             }
-            let final = try await a.ok("STATUS")
-            #expect(final.page == 11 && final.version == 10)
+            let final = try await clients[0].ok("STATUS")
+            #expect(final.page == 16 && final.version == 15)
         }
     }
 
