@@ -123,6 +123,21 @@ struct LifecycleTests {
         }
     }
 
+    @Test("a bad flag value is refused at start with a message", arguments: [
+        ["--split", "sometimes"],
+        ["--listen", "not-an-address"],
+        ["--max-line", "10"],
+    ])
+    func badFlagValueIsRefused(arguments: [String]) async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", "one\n")
+            let result = try await runProcess(Binaries.pagesyncd(), [workspace.url("notes.txt").path, "--state-dir", workspace.stateDir.path] + arguments
+                + (arguments.contains("--listen") ? [] : ["--listen", "127.0.0.1:0"]))
+            #expect(result.status != 0, "\(arguments) was accepted: \(result.output)")
+            #expect(!result.output.isEmpty && !result.output.contains("listening on"), "\(result.output)")
+        }
+    }
+
     @Test("an unknown flag is an error, not silently ignored")
     func unknownFlagFails() async throws {
         let result = try await runProcess(Binaries.pagesyncd(), ["--listen", "127.0.0.1:0", "--no-such-flag"])

@@ -55,6 +55,31 @@ struct SyncTests {
         }
     }
 
+    @Test("an event never splits a multi-line reply, even a big TEXT read slowly")
+    func eventsNeverSplitAMultiLineReply() async throws {
+        let big = (0..<35_000).map { "line \($0) of a big page\n" }.joined()
+        try await withDaemon(["big.txt": big + "\u{0C}\nsmall\n"], arguments: ["--wrap", "--no-fsync"]) { daemon, _ in
+            let (reader, _) = try await daemon.join(label: "reader", receiveBufferSize: 8192)
+            let (mover, _) = try await daemon.join(label: "mover")
+            try await reader.send("TEXT 1")
+            try await mover.send(lines: Array(repeating: "NEXT", count: 50))
+            for _ in 0..<100 { _ = try await mover.readLine() }
+            let header = try await reader.readServerLine()
+            // The reply was asked for before any move, so it comes before any event.
+            #expect(header.kind == "OK" && header.words.first == "TEXT", "\(header)")
+            var count = 0
+            while true {
+                let line = try await reader.readLine()
+                if line == "." { break }
+                #expect(!line.hasPrefix("PAGE "), "an event inside the TEXT reply after \(count) lines")
+                count += 1
+            }
+            #expect(count == 35_000, "not truncated: the page is under max-text")
+            let after = try await reader.sync().map(ServerLine.init)
+            #expect(after.last?.version == 50 && after.allSatisfy { $0.kind == "PAGE" }, "\(after.map(\.raw))")
+        }
+    }
+
     @Test("a late joiner's HELLO carries the current state")
     func lateJoinerHelloCarriesCurrentState() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
