@@ -190,7 +190,7 @@ public actor Coordinator {
     }
 
     private func addRoom(_ roomConfig: RoomConfig, document: Document) {
-        var restored = store.load(room: roomConfig.name) { [logger] problem in logger.warning("\(problem)") }
+        let restored = store.load(room: roomConfig.name) { [logger] problem in logger.warning("\(problem)") }
         let page = restored.map { min($0.page.number, document.pageCount) }.flatMap(PageNumber.init) ?? .first
         var state = RoomState(
             page: page, pageCount: document.pageCount, version: restored?.version ?? 0,
@@ -200,7 +200,6 @@ public actor Coordinator {
             state.version = saved.version + 1
             dirtyRooms.insert(roomConfig.name)
         }
-        restored = nil
         let runtime = RoomRuntime(
             room: Room(name: roomConfig.name, policy: roomConfig.policy, state: state),
             config: roomConfig, document: document)
