@@ -60,7 +60,7 @@ struct RobustnessTests {
             let start = ContinuousClock.now
             daemon.send(signal: SIGTERM)
             #expect(try await normal.readServerLine().kind == "BYE")
-            let termination = try await daemon.waitForExit(timeout: .seconds(3))
+            let termination = try await daemon.waitForExit(timeout: shutdownGuard)
             let elapsed = ContinuousClock.now - start
             #expect(termination == .exited(0), "\(termination); stderr:\n\(tail(daemon.stderr))")
             #expect(elapsed < shutdownGuard, "shutdown with a stuck client took \(elapsed)")
