@@ -486,6 +486,14 @@ public actor Coordinator {
         dirtyRooms.insert(runtime.room.name)
         let line = SharedLine(Wire.event(runtime.snapshot))
         for member in runtime.members.values {
+            // A client that keeps up gets every change, even several in one loop
+            // turn; only a backed-up one (or a burst past the bound) is conflated.
+            if let older = member.pendingEvent, member.connection.writeQueueSize == 0,
+                member.replies.count < Self.burstBound,
+                member.connection.kernelUnsentBytes <= Self.conflationThreshold
+            {
+                member.replies += older.bytes
+            }
             member.pendingEvent = line
             queueFlush(member)
         }
@@ -556,6 +564,10 @@ public actor Coordinator {
     /// Unread bytes in the kernel above which a client counts as not reading, and
     /// its next event waits in its slot (so it never gets a backlog of stale pages).
     static let conflationThreshold = 2048
+
+    /// Staged bytes per client and loop turn beyond which events of one burst are
+    /// merged (about 45 events): bounds memory when one turn changes a room often.
+    static let burstBound = 4096
 
     /// A client whose kernel buffer is full gives no signal when it drains (libuv's
     /// own queue is empty), so held events are retried every 50 ms while any wait.

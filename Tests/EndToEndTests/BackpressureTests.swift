@@ -49,6 +49,8 @@ struct BackpressureTests {
             #expect(received.allSatisfy { $0.kind == "PAGE" }, "only events were pending")
             let versions = received.compactMap(\.version)
             #expect(versions == versions.sorted() && Set(versions).count == versions.count, "events out of order or repeated")
+            // Kernel buffers may hold some stale lines (about 40 with a 4 KiB receive buffer); a
+            // daemon that queues instead of conflating delivers all 10,000.
             #expect(received.count < changes / 20, "got \(received.count) PAGE lines (\(bytes) bytes) for \(changes) changes: stale pages were queued, not conflated")
             #expect(try await slow.sync() == [], "nothing stale after the newest PAGE")
         }

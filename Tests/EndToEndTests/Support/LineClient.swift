@@ -274,6 +274,17 @@ final class LineClient: @unchecked Sendable {
         queue.sync { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
     }
 
+    /// Closes the socket with a TCP reset (SO_LINGER 0), as a crashed or vanished peer would.
+    func abort() {
+        queue.sync {
+            guard !closed else { return }
+            var option = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+            closed = true
+            Glibc.close(fd)
+        }
+    }
+
     /// Closes the socket (idempotent).
     func close() {
         queue.sync {
