@@ -31,6 +31,9 @@ let package = Package(
             .product(name: "Configuration", package: "swift-configuration"),
         ]),
 
+        // The pager's imperative shell: TTY, TCP, timers and signals around PagerModel.
+        .target(name: "PagerShell", dependencies: ["PageSyncPager", "PageSyncCore", "UV"]),
+
         // Executables only wire things together.
         .executableTarget(name: "pagesyncd", dependencies: [
             "PageSyncServer", "PageSyncCore",
@@ -38,7 +41,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "pagesync", dependencies: [
-            "PageSyncPager", "PageSyncCore", "UV",
+            "PagerShell",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),

@@ -25,6 +25,26 @@ public struct PageNumber: Hashable, Comparable, Sendable, CustomStringConvertibl
     /// Page 1.
     public static let first = PageNumber(offset: 0)
 
+    /// The page nearest to `number` in a document of `pageCount` pages: below 1
+    /// becomes page 1, past the end becomes the last page.
+    public init(clamping number: Int, pageCount: Int) {
+        self.number = min(max(1, number), max(1, pageCount))
+    }
+
+    /// The page `delta` pages away in a document of `pageCount` pages. Past an end
+    /// it wraps around when `wrapping` is true, and is nil otherwise.
+    public func advanced(by delta: Int, pageCount: Int, wrapping: Bool) -> PageNumber? {
+        let count = max(1, pageCount)
+        let target = offset + delta
+        if (0..<count).contains(target) { return PageNumber(offset: target) }
+        guard wrapping else { return nil }
+        let wrapped = target % count
+        return PageNumber(offset: wrapped < 0 ? wrapped + count : wrapped)
+    }
+
+    /// The last page of a document of `pageCount` pages.
+    public static func last(of pageCount: Int) -> PageNumber { PageNumber(clamping: pageCount, pageCount: pageCount) }
+
     /// Pages order by their number.
     public static func < (lhs: PageNumber, rhs: PageNumber) -> Bool { lhs.number < rhs.number }
 

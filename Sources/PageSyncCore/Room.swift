@@ -81,9 +81,7 @@ public struct Room: Sendable {
         self.policy = policy
         var state = state
         state.pageCount = max(1, state.pageCount)
-        if state.page.number > state.pageCount {
-            state.page = PageNumber(offset: state.pageCount - 1)
-        }
+        state.page = PageNumber(clamping: state.page.number, pageCount: state.pageCount)
         self.state = state
     }
 
@@ -101,36 +99,30 @@ public struct Room: Sendable {
         if let expected = ifVersion, expected != state.version {
             return .failure(.conflict(expected: expected))
         }
-        let current = state.page.number
+        let current = state.page
         let count = state.pageCount
-        let target: Int
+        let target: PageNumber
         switch nav {
         case .next:
-            if current < count {
-                target = current + 1
-            } else if policy.wraps {
-                target = 1
-            } else {
+            guard let next = current.advanced(by: 1, pageCount: count, wrapping: policy.wraps) else {
                 return .failure(.pastEnd(.last))
             }
+            target = next
         case .previous:
-            if current > 1 {
-                target = current - 1
-            } else if policy.wraps {
-                target = count
-            } else {
+            guard let previous = current.advanced(by: -1, pageCount: count, wrapping: policy.wraps) else {
                 return .failure(.pastEnd(.first))
             }
+            target = previous
         case .first:
-            target = 1
+            target = .first
         case .last:
-            target = count
+            target = .last(of: count)
         case .goto(let page):
             guard page.number <= count else { return .failure(.noSuchPage(page)) }
-            target = page.number
+            target = page
         }
         guard target != current else { return .success(.unchanged) }
-        state.page = PageNumber(offset: target - 1)
+        state.page = target
         bumpVersion()
         state.by = by
         return .success(.moved)
@@ -142,10 +134,10 @@ public struct Room: Sendable {
     /// `by` is left as it was.
     public mutating func documentChanged(pageCount: Int, doc: String) -> Bool {
         let count = max(1, pageCount)
-        let page = min(state.page.number, count)
-        guard count != state.pageCount || page != state.page.number || doc != state.doc else { return false }
+        let page = PageNumber(clamping: state.page.number, pageCount: count)
+        guard count != state.pageCount || page != state.page || doc != state.doc else { return false }
         state.pageCount = count
-        state.page = PageNumber(offset: page - 1)
+        state.page = page
         state.doc = doc
         bumpVersion()
         return true

@@ -1,3 +1,4 @@
+import PageSyncCore
 /// The pager's brain: a pure state machine from ``PagerEvent``s to ``PagerEffect``s.
 ///
 /// ## Truth comes from the server
@@ -294,8 +295,10 @@ public struct PagerModel: Sendable {
         }
         var target = base
         if i.offset != 0 {
-            target = base + i.offset
-            target = room.wraps ? ((target - 1) % n + n) % n + 1 : min(max(1, target), n)
+            // Wrapping rooms go round; others stop at their ends (PageNumber does the arithmetic).
+            let from = PageNumber(clamping: base, pageCount: n)
+            target = (room.wraps ? from.advanced(by: i.offset, pageCount: n, wrapping: true)
+                : PageNumber(clamping: base + i.offset, pageCount: n))?.number ?? base
         }
         return target == current ? nil : target
     }

@@ -41,7 +41,7 @@ public enum ConfigLoader {
     /// - Throws: ``ConfigError`` with a one-line message naming the bad key or value.
     public static func load(
         configFile: String?, overrides: CommandLineOverrides,
-        environment: [String: String] = currentEnvironment()
+        environment: [String: String] = SystemdEnvironment.current()
     ) async throws -> ServerConfig {
         var config = ServerConfig(stateDirectory: defaultStateDirectory(environment: environment))
         if let configFile {
@@ -56,20 +56,6 @@ public enum ConfigLoader {
         apply(overrides, to: &config)
         try config.validate()
         return config
-    }
-
-    /// The environment of this process.
-    public static func currentEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var pointer = environ
-        while let entry = pointer.pointee {
-            let pair = String(cString: entry)
-            if let eq = pair.firstIndex(of: "=") {
-                result[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])
-            }
-            pointer += 1
-        }
-        return result
     }
 
     /// `$STATE_DIRECTORY` (set by systemd's `StateDirectory=`), else

@@ -44,6 +44,8 @@ final class RoomRuntime {
     var config: RoomConfig
     var document: Document
     var members: [Int: Session] = [:]
+    /// Counts re-index requests: only the newest one's result is applied.
+    var reindexGeneration = 0
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room
@@ -82,6 +84,13 @@ public actor Coordinator {
     private var sessions: [Int: Session] = [:]
     private var nextSessionID = 1
     private var flushList: [Session] = []
+    /// The list being flushed; swapped with `flushList` so neither is reallocated.
+    private var flushing: [Session] = []
+    /// Clients whose next event waits because they are not reading.
+    private var heldSessions: [Int: Session] = [:]
+    private var heldRetryTimer: UV.Timer?
+    /// Only the newest re-index of a room and the newest reload are applied.
+    private var reloadGeneration = 0
     private var dirtyRooms: Set<String> = []
     private var shuttingDown = false
 
@@ -91,6 +100,8 @@ public actor Coordinator {
     private var fileWatchers: [String: FileWatcher] = [:]
     private var reindexTimers: [String: UV.Timer] = [:]
     private var watchdogTimer: UV.Timer?
+    private var statusTimer: UV.Timer?
+    private var lastStatus = ""
     private var forceExitTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`. Call ``start()`` on the loop thread next.
@@ -153,12 +164,16 @@ public actor Coordinator {
         }
         watchDocuments()
         if let interval = observer.watchdogInterval {
+            // Pinged from the loop itself: a stuck loop stops the pings.
             let ms = UInt64(max(1, interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
             let timer = UV.Timer(loop: loop)
             let observer = self.observer
             timer.start(afterMilliseconds: ms, repeatMilliseconds: ms) { observer.watchdog() }
             watchdogTimer = timer
         }
+        let statusTimer = UV.Timer(loop: loop)
+        statusTimer.start(afterMilliseconds: 2000, repeatMilliseconds: 2000) { self.reportStatus() }
+        self.statusTimer = statusTimer
 
         for listener in listeners {
             if let address = listener.localAddress {
@@ -167,25 +182,45 @@ public actor Coordinator {
             }
         }
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory)")
-        observer.ready(status: statusLine)
+        lastStatus = statusLine
+        observer.ready(status: lastStatus)
     }
 
     private var statusLine: String {
         "\(sessions.count) client(s) in \(roomOrder.count) room(s)"
     }
 
+    /// `STATUS=` for the service manager, sent only when it changed.
+    private func reportStatus() {
+        let line = statusLine
+        guard line != lastStatus else { return }
+        lastStatus = line
+        observer.status(line)
+    }
+
     private func addRoom(_ roomConfig: RoomConfig, document: Document) {
-        var restored = store.load(room: roomConfig.name) { [logger] problem in logger.warning("\(problem)") }
+        var unreadable = false
+        let restored = store.load(room: roomConfig.name) { [logger] problem in
+            logger.error("\(problem)")
+            unreadable = true
+        }
         let page = restored.map { min($0.page.number, document.pageCount) }.flatMap(PageNumber.init) ?? .first
         var state = RoomState(
             page: page, pageCount: document.pageCount, version: restored?.version ?? 0,
             by: restored?.by, doc: document.id)
-        if let saved = restored, saved.doc != document.id || saved.page != page {
+        if unreadable {
+            // The old version is lost; clients may hold one. Start above any counter
+            // this room could have reached: the wall clock in milliseconds.
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            state.version = UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
+            dirtyRooms.insert(roomConfig.name)
+            logger.warning("room \(roomConfig.name): starting at version \(state.version) so that versions keep growing")
+        } else if let saved = restored, saved.doc != document.id || saved.page != page {
             // The document changed while the daemon was down: that is a change of state.
             state.version = saved.version + 1
             dirtyRooms.insert(roomConfig.name)
         }
-        restored = nil
         let runtime = RoomRuntime(
             room: Room(name: roomConfig.name, policy: roomConfig.policy, state: state),
             config: roomConfig, document: document)
@@ -205,7 +240,7 @@ public actor Coordinator {
         persistDirtyRooms()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values {
-            session.replies += bye
+            stage(session, bye)
             session.closeAfterFlush = true
             flush(session)
         }
@@ -220,6 +255,10 @@ public actor Coordinator {
         reindexTimers.removeAll()
         watchdogTimer?.close()
         watchdogTimer = nil
+        statusTimer?.close()
+        statusTimer = nil
+        heldRetryTimer?.close()
+        heldRetryTimer = nil
         // Stop once every connection has flushed and closed; peers that do not
         // read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
@@ -279,7 +318,9 @@ public actor Coordinator {
             session.framer.append(bytes)
             processInput(session)
         case .eof:
-            disconnect(session, reason: "closed by peer")
+            // Lines already received still get their replies (`printf ... | nc -N`).
+            session.inputEnded = true
+            processInput(session)
         case .error(let error):
             disconnect(session, reason: "\(error)")
         }
@@ -304,7 +345,12 @@ public actor Coordinator {
                 handle(line, from: session)
             }
         }
-        if session.closeAfterFlush { session.connection.stopReading() }
+        if session.closeAfterFlush {
+            session.connection.stopReading()
+        } else if session.inputEnded && !session.throttled && !session.closed {
+            session.closeAfterFlush = true
+            queueFlush(session)
+        }
     }
 
     private func writesDrained(id: Int) {
@@ -440,6 +486,14 @@ public actor Coordinator {
         dirtyRooms.insert(runtime.room.name)
         let line = SharedLine(Wire.event(runtime.snapshot))
         for member in runtime.members.values {
+            // A client that keeps up gets every change, even several in one loop
+            // turn; only a backed-up one (or a burst past the bound) is conflated.
+            if let older = member.pendingEvent, member.connection.writeQueueSize == 0,
+                member.replies.count < Self.burstBound,
+                member.connection.kernelUnsentBytes <= Self.conflationThreshold
+            {
+                member.replies += older.bytes
+            }
             member.pendingEvent = line
             queueFlush(member)
         }
@@ -448,24 +502,42 @@ public actor Coordinator {
     /// Runs once per loop iteration, right before the loop waits for I/O
     /// (Redis's beforeSleep): first save changed rooms, then write what each
     /// client is owed. So no `OK` or `PAGE` leaves before its state is on disk.
+    ///
+    /// Flushing can resume a throttled client, whose buffered commands stage
+    /// more output (and may change a room): so it goes round until nothing is
+    /// left, saving before every pass, and never sleeps with output owed.
     func beforeSleep() {
-        if !dirtyRooms.isEmpty { persistDirtyRooms() }
-        guard !flushList.isEmpty else { return }
-        let list = flushList
-        flushList.removeAll(keepingCapacity: true)
-        for session in list {
-            session.flushQueued = false
-            flush(session)
+        for _ in 0..<64 {
+            if !dirtyRooms.isEmpty { persistDirtyRooms() }
+            guard !flushList.isEmpty else { return }
+            swap(&flushList, &flushing)
+            for session in flushing {
+                session.flushQueued = false
+                flush(session)
+            }
+            flushing.removeAll(keepingCapacity: true)
         }
+        // Still owed after many passes: come back on the next loop turn rather than starve I/O.
+        if !flushList.isEmpty { loop.execute {} }
     }
 
     private func flush(_ session: Session) {
         guard !session.closed else { return }
+        // Nothing leaves before the state it reports is saved.
+        if !dirtyRooms.isEmpty { persistDirtyRooms() }
         let connection = session.connection
-        // The event waits while older output is still queued: it will be replaced
-        // by newer ones and written once the client catches up.
-        let event = connection.writeQueueSize == 0 ? session.pendingEvent : nil
-        if event != nil { session.pendingEvent = nil }
+        // The event waits while older output is still queued, in libuv or in the
+        // kernel: it will be replaced by newer ones and written once the client
+        // catches up. A closing client gets nothing after its last reply.
+        var event: SharedLine?
+        if let pending = session.pendingEvent, !session.closeAfterFlush, connection.writeQueueSize == 0 {
+            if connection.kernelUnsentBytes <= Self.conflationThreshold {
+                event = pending
+                session.pendingEvent = nil
+            } else {
+                holdEvent(session)
+            }
+        }
         if !session.replies.isEmpty {
             if let event {
                 connection.write([session.replies, event.bytes])
@@ -485,7 +557,37 @@ public actor Coordinator {
         } else if session.throttled && session.backlog < config.outputHighWater / 2 {
             session.throttled = false
             processInput(session)
-            if !session.throttled && !session.closed && !session.closeAfterFlush { startReading(session) }
+            if !session.throttled && !session.closed && !session.closeAfterFlush && !session.inputEnded { startReading(session) }
+        }
+    }
+
+    /// Unread bytes in the kernel above which a client counts as not reading, and
+    /// its next event waits in its slot (so it never gets a backlog of stale pages).
+    static let conflationThreshold = 2048
+
+    /// Staged bytes per client and loop turn beyond which events of one burst are
+    /// merged (about 45 events): bounds memory when one turn changes a room often.
+    static let burstBound = 4096
+
+    /// A client whose kernel buffer is full gives no signal when it drains (libuv's
+    /// own queue is empty), so held events are retried every 50 ms while any wait.
+    private func holdEvent(_ session: Session) {
+        heldSessions[session.id] = session
+        guard heldRetryTimer == nil else { return }
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: 50, repeatMilliseconds: 50) { self.retryHeldEvents() }
+        heldRetryTimer = timer
+    }
+
+    private func retryHeldEvents() {
+        let held = heldSessions
+        heldSessions.removeAll(keepingCapacity: true)
+        for session in held.values where !session.closed && session.pendingEvent != nil {
+            queueFlush(session)
+        }
+        if heldSessions.isEmpty && flushList.isEmpty {
+            heldRetryTimer?.close()
+            heldRetryTimer = nil
         }
     }
 
@@ -552,18 +654,22 @@ public actor Coordinator {
     private func reindex(_ name: String) {
         guard let runtime = rooms[name] else { return }
         let roomConfig = runtime.config
+        runtime.reindexGeneration += 1
+        let generation = runtime.reindexGeneration
         Task.detached { [self] in
             do throws(DocumentError) {
                 let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
-                await self.documentLoaded(document, for: roomConfig)
+                await self.documentLoaded(document, for: roomConfig, generation: generation)
             } catch {
                 await self.documentFailed(room: roomConfig.name, error: error)
             }
         }
     }
 
-    private func documentLoaded(_ document: Document, for roomConfig: RoomConfig) {
-        guard let runtime = rooms[roomConfig.name], runtime.config == roomConfig, !shuttingDown else { return }
+    private func documentLoaded(_ document: Document, for roomConfig: RoomConfig, generation: Int) {
+        guard let runtime = rooms[roomConfig.name], runtime.config == roomConfig, !shuttingDown,
+            generation == runtime.reindexGeneration  // a newer scan is under way: it wins
+        else { return }
         guard document.id != runtime.document.id else { return }
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
@@ -582,10 +688,12 @@ public actor Coordinator {
         logger.info("reloading (SIGHUP)")
         observer.reloading()
         let load = reloadConfig
+        reloadGeneration += 1
+        let generation = reloadGeneration
         Task.detached { [self] in
             do {
                 let fresh = try await load()
-                await self.applyReload(fresh)
+                await self.applyReload(fresh, generation: generation)
             } catch {
                 await self.reloadFailed("\(error)")
             }
@@ -598,8 +706,9 @@ public actor Coordinator {
         observer.ready(status: statusLine)
     }
 
-    private func applyReload(_ fresh: ServerConfig) {
-        guard !shuttingDown else { return }
+    private func applyReload(_ fresh: ServerConfig, generation: Int) {
+        // A later SIGHUP read the files again: its result is the one to apply.
+        guard !shuttingDown, generation == reloadGeneration else { return }
         if fresh.listen != config.listen && listenFDs.isEmpty {
             logger.warning("reload: listen address changes need a restart; still on \(config.listen)")
         }

@@ -38,6 +38,8 @@ final class Session {
     var closeAfterFlush = false
     /// The connection is closed or closing; nothing more is done for it.
     var closed = false
+    /// The peer half-closed: answer what it already sent, then close.
+    var inputEnded = false
 
     init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id

@@ -38,8 +38,8 @@ final class StreamIO: UVHandleOwner {
     /// An error not yet delivered to the read callback.
     private var undeliveredError: UVError?
     private var errorDelivered = false
-    /// Called after the stream was closed (from `close()`), for wrapper bookkeeping.
-    var onClosed: (() -> Void)?
+    /// Called by `close()` right before the handle is closed (fd still valid), for wrapper cleanup.
+    var willClose: (() -> Void)?
 
     /// Takes ownership of an initialized stream handle allocated with `HandleMemory.allocate`.
     init(loop: EventLoop, stream: UnsafeMutablePointer<uv_stream_t>) {
@@ -242,10 +242,10 @@ final class StreamIO: UVHandleOwner {
         isReading = false
         onRead = nil
         onWritesDrained = nil
+        let cleanup = willClose
+        willClose = nil
+        cleanup?()
         HandleMemory.close(asHandle(stream))
-        let closed = onClosed
-        onClosed = nil
-        closed?()
     }
 
     /// Flushes queued writes (`uv_shutdown`), then closes. Stops reading immediately.

@@ -114,8 +114,9 @@ public final class TCPListener: UVHandleOwner {
 
 /// A connected TCP stream. Loop thread only; not `Sendable`.
 ///
-/// The wrapper stays alive while the handle is open, so you may keep it only inside callbacks;
-/// call `close()` (or `shutdownAndClose()`) when done, including after `.eof` or `.error`.
+/// The connection stays open (the libuv handle retains its state) until `close()` or
+/// `shutdownAndClose()`, even if you drop every reference to this object: close it when done,
+/// including after `.eof` or `.error`. `EventLoop.closeAllHandlesAndDrain()` closes leftovers.
 ///
 /// Writes never block: `uv_try_write` first, and whatever the kernel does not take is copied and
 /// queued (`writeQueueSize`). A failed write (`EPIPE`, `ECONNRESET`) never crashes: the first
@@ -256,6 +257,16 @@ public final class TCPConnection {
 
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }
+
+    /// Bytes the kernel holds for this connection that the peer has not acknowledged yet
+    /// (`SIOCOUTQ`): large when the peer stopped reading. 0 when unknown or closed.
+    public var kernelUnsentBytes: Int {
+        guard !io.isClosed else { return 0 }
+        var fd = uv_os_fd_t(-1)
+        guard uv_fileno(asHandle(io.stream), &fd) == 0 else { return 0 }
+        var pending: Int32 = 0
+        return ioctl(fd, UInt(TIOCOUTQ), &pending) == 0 ? Int(pending) : 0
+    }
 
     /// Called on the loop thread when all queued writes completed (`writeQueueSize` dropped to 0
     /// after having been above 0). Not called for writes that completed inside `write` itself,

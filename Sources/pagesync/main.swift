@@ -1,1 +1,87 @@
-print("pagesync")
+import ArgumentParser
+import PagerShell
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `pagesync [HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN]`: wiring only.
+struct PageSync: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pagesync",
+        abstract: "A terminal pager that keeps everyone in a room on the same page.",
+        discussion: """
+        Connects to a pagesyncd server and shows the room's current page. When anyone in the \
+        room turns the page, every pager follows. When standard output is not a terminal, \
+        prints the room's current page and exits.
+
+        Keys (press h in the pager for all of them):
+          Space f PgDn →   next page          b PgUp ←      previous page
+          g Home           first page         G End         last page
+          <n> g / Enter    go to page n       j k ↓ ↑       scroll a line
+          d u              half a screen      / ? n N       search this page
+          D                detach (browse on your own)    F   follow the room again
+          p                pull the room to your page      w   wrap / chop long lines
+          Ctrl-L           redraw             Ctrl-Z        suspend
+          q Ctrl-C         quit
+
+        In a presenter room without --token, page keys detach you: you browse on your own \
+        while the status line says where the room is; F snaps back.
+        """)
+
+    @Argument(help: ArgumentHelp(
+        "The server, HOST:PORT (default 127.0.0.1:7777, or $PAGESYNC_SERVER when set).",
+        valueName: "HOST:PORT"))
+    var server: String?
+
+    @Option(help: ArgumentHelp("The room to join (default: the server's first room).", valueName: "NAME"))
+    var room: String?
+
+    @Option(help: ArgumentHelp("The name others see when you turn the page.", valueName: "NAME"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("The control token of a presenter room.", valueName: "TOKEN"))
+    var token: String?
+
+    func validate() throws {
+        _ = try address()
+    }
+
+    private func address() throws -> PagerServerAddress {
+        if let server {
+            guard let address = PagerServerAddress(parsing: server) else {
+                throw ValidationError(PagerServerAddress.AddressError(text: server, source: "HOST:PORT").description)
+            }
+            return address
+        }
+        switch PagerServerAddress.fromEnvironment(ProcessInfoEnvironment.current) {
+        case .success(let address): return address
+        case .failure(let error): throw ValidationError(error.description)
+        }
+    }
+
+    func run() throws {
+        let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token)
+        let status = PagerShell.run(configuration)
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The process environment, without Foundation.
+enum ProcessInfoEnvironment {
+    static var current: [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let eq = text.firstIndex(of: "=") {
+                result[String(text[..<eq])] = String(text[text.index(after: eq)...])
+            }
+            entry += 1
+        }
+        return result
+    }
+}
+
+PageSync.main()

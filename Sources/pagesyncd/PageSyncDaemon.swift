@@ -76,8 +76,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel)!
+        // One line per event on stderr; under systemd with syslog priorities for the journal.
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = JournalAwareLogHandler.standard(label: label)
             handler.logLevel = level
             return handler
         }
@@ -106,11 +107,20 @@ struct PageSyncDaemon: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(78)  // EX_CONFIG
         }
+        // systemd: sockets handed over (socket activation) and sd_notify.
+        let activation = SocketActivation.take()
+        if case .failure(let why) = activation { logger.warning("ignoring LISTEN_FDS: \(why)") }
+        let listenFDs = ((try? activation.get()) ?? []).map(\.fd)
+        if !listenFDs.isEmpty { logger.info("socket-activated: \(listenFDs.count) listening socket(s) from systemd") }
+        let lifecycle = SystemdLifecycleObserver()
+
         // The loop runs on a thread of its own; this task just waits for it.
         let failure: StartError? = await withCheckedContinuation { (continuation: CheckedContinuation<StartError?, Never>) in
             let thread = LoopThread {
                 do throws(StartError) {
-                    try Daemon.run(config: serverConfig, logger: logger, reloadConfig: load)
+                    try Daemon.run(
+                        config: serverConfig, logger: logger, observer: lifecycle,
+                        listenFDs: listenFDs, reloadConfig: load)
                     continuation.resume(returning: nil)
                 } catch {
                     continuation.resume(returning: error)

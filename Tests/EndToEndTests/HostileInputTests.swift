@@ -68,6 +68,31 @@ struct HostileInputTests {
         }
     }
 
+    @Test("the largest numbers that fit are not malformed: 404 for pages, 409 for versions")
+    func largestNumbersAreValid() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (client, _) = try await daemon.join()
+            #expect(try await client.command("GOTO 9223372036854775807").header.code == 404)
+            #expect(try await client.command("TEXT 9223372036854775807").header.code == 404)
+            #expect(try await client.command("NEXT IF 18446744073709551615").header.code == 409)
+            #expect(try await client.command("GOTO 0002").header.page == 2, "leading zeros are digits")
+            #expect(try await client.command("next if 1").header.page == 3, "IF is case-insensitive too")
+        }
+    }
+
+    @Test("an HTTP line later in a session also closes it; so does a lowercase Host: header")
+    func httpLaterInSession() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (first, _) = try await daemon.join()
+            try await first.ok("PING")
+            #expect(try await first.command("POST /submit HTTP/1.1").header.code == 400)
+            try await first.expectClosed()
+            let (second, _) = try await daemon.join()
+            #expect(try await second.command("host: example.com").header.code == 400)
+            try await second.expectClosed()
+        }
+    }
+
     @Test("all the bad lines in one write: one ERR 400 each, in order, then the next command works")
     func badLinesInOneWrite() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in

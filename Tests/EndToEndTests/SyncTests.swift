@@ -36,6 +36,50 @@ struct SyncTests {
         }
     }
 
+    @Test("a follower that keeps reading gets every change, even several in one burst")
+    func followerGetsEveryChangeOfABurst() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 20)], arguments: ["--no-fsync"]) { daemon, _ in
+            let (follower, _) = try await daemon.join(label: "follower")
+            let (mover, _) = try await daemon.join(label: "mover")
+            // Ten commands in one write: the daemon handles them in one go.
+            try await mover.send(lines: Array(repeating: "NEXT", count: 10))
+            for version in 1...10 {
+                #expect(try await mover.readServerLine().raw == "OK page=\(version + 1) pages=20 version=\(version)")
+                #expect(try await mover.readServerLine().version == UInt64(version))
+            }
+            _ = try await mover.sync()
+            // PROTOCOL.md: "Every change of a room's state ... is pushed to every client in the room";
+            // only a backed-up client has older unsent events replaced. This one is not backed up.
+            let versions = try await follower.sync().map { ServerLine($0).version ?? 0 }
+            #expect(versions == Array(1...10), "the follower got events for versions \(versions)")
+        }
+    }
+
+    @Test("an event never splits a multi-line reply, even a big TEXT read slowly")
+    func eventsNeverSplitAMultiLineReply() async throws {
+        let big = (0..<35_000).map { "line \($0) of a big page\n" }.joined()
+        try await withDaemon(["big.txt": big + "\u{0C}\nsmall\n"], arguments: ["--wrap", "--no-fsync"]) { daemon, _ in
+            let (reader, _) = try await daemon.join(label: "reader", receiveBufferSize: 8192)
+            let (mover, _) = try await daemon.join(label: "mover")
+            try await reader.send("TEXT 1")
+            try await mover.send(lines: Array(repeating: "NEXT", count: 50))
+            for _ in 0..<100 { _ = try await mover.readLine() }
+            let header = try await reader.readServerLine()
+            // The reply was asked for before any move, so it comes before any event.
+            #expect(header.kind == "OK" && header.words.first == "TEXT", "\(header)")
+            var count = 0
+            while true {
+                let line = try await reader.readLine()
+                if line == "." { break }
+                #expect(!line.hasPrefix("PAGE "), "an event inside the TEXT reply after \(count) lines")
+                count += 1
+            }
+            #expect(count == 35_000, "not truncated: the page is under max-text")
+            let after = try await reader.sync().map(ServerLine.init)
+            #expect(after.last?.version == 50 && after.allSatisfy { $0.kind == "PAGE" }, "\(after.map(\.raw))")
+        }
+    }
+
     @Test("a late joiner's HELLO carries the current state")
     func lateJoinerHelloCarriesCurrentState() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
@@ -57,38 +101,40 @@ struct SyncTests {
         }
     }
 
-    @Test("two clients racing NEXT IF v from the same version: exactly one wins", arguments: 0..<3)
-    func conditionalRaceHasExactlyOneWinner(round: Int) async throws {
-        try await withDaemon(["talk.txt": Documents.formFeed(pages: 40)]) { daemon, _ in
-            let (a, _) = try await daemon.join(label: "A")
-            let (b, _) = try await daemon.join(label: "B")
-            for step in 0..<10 {
-                let status = try await a.ok("STATUS")
+    @Test("clients racing NEXT IF v from the same version: exactly one wins", arguments: [2, 4])
+    func conditionalRaceHasExactlyOneWinner(racers: Int) async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 40)], arguments: ["--no-fsync"]) { daemon, _ in
+            var clients: [LineClient] = []
+            for i in 0..<racers { clients.append(try await daemon.join(label: "racer \(i)").0) }
+            for step in 0..<15 {
+                let status = try await clients[0].ok("STATUS")
                 let version = try #require(status.version)
                 let page = try #require(status.page)
-                // Both requests are on the wire before either reply is read.
-                async let sendA: Void = a.send("NEXT IF \(version)")
-                async let sendB: Void = b.send("NEXT IF \(version)")
-                _ = try await (sendA, sendB)
-                let replyA = try await a.readReply().header
-                let replyB = try await b.readReply().header
-                let codes = [replyA, replyB].map { $0.kind == "OK" ? 200 : ($0.code ?? -1) }.sorted()
-                #expect(codes == [200, 409], "round \(round) step \(step): A got \(replyA), B got \(replyB)")
-                let winner = replyA.kind == "OK" ? replyA : replyB
-                let loser = replyA.kind == "OK" ? replyB : replyA
-                #expect(winner.page == page + 1 && winner.version == version + 1)
-                // The 409 carries the room's current state: the winner's move.
-                #expect(loser.page == page + 1 && loser.version == version + 1, "\(loser)")
+                // Every request is on the wire before any reply is read.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for client in clients { group.addTask { try await client.send("NEXT IF \(version)") } }
+                    try await group.waitForAll()
+                }
+                var replies: [ServerLine] = []
+                for client in clients { replies.append(try await client.readReply().header) }
+                let winners = replies.filter { $0.kind == "OK" }
+                let losers = replies.filter { $0.kind != "OK" }
+                #expect(winners.count == 1 && losers.allSatisfy { $0.code == 409 }, "step \(step): \(replies)")
+                #expect(winners.first?.page == page + 1 && winners.first?.version == version + 1)
+                // A 409 carries the room's current state: the winner's move.
+                for loser in losers {
+                    #expect(loser.page == page + 1 && loser.version == version + 1, "\(loser)")
+                }
                 // Each client sees exactly one event for the one move.
-                for client in [a, b] {
+                for client in clients {
                     let lines = client.takeSkippedEvents().map(\.raw) + (try await client.sync("step\(step)"))
                     let events = lines.filter { $0.hasPrefix("PAGE ") }
                     #expect(events.count == 1, "\(client.label): \(lines)")
                     #expect(events.first.map(ServerLine.init)?.version == version + 1)
                 }
             }
-            let final = try await a.ok("STATUS")
-            #expect(final.page == 11 && final.version == 10)
+            let final = try await clients[0].ok("STATUS")
+            #expect(final.page == 16 && final.version == 15)
         }
     }
 

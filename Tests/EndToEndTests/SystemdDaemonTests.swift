@@ -127,6 +127,7 @@ struct SystemdDaemonTests {
 
     @Test func socketActivationGreetsClients() throws {
         guard let activate = SystemdE2E.which("systemd-socket-activate") else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("systemd-socket-activate is not installed (scripts/test installs systemd)") }
             print("SKIPPED: systemd-socket-activate is not installed")
             return
         }

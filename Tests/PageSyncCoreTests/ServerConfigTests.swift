@@ -36,3 +36,24 @@ import Testing
         #expect(RoomConfig(name: "a", document: .builtinGuide, wraps: true).policy == RoomPolicy(wraps: true, requiresToken: false))
     }
 }
+
+@Suite struct PageNumberArithmeticTests {
+    @Test func advancingStopsOrWrapsAtTheEnds() {
+        let p3 = PageNumber(3)!
+        #expect(p3.advanced(by: 1, pageCount: 5, wrapping: false) == PageNumber(4))
+        #expect(p3.advanced(by: 3, pageCount: 5, wrapping: false) == nil)
+        #expect(p3.advanced(by: -3, pageCount: 5, wrapping: false) == nil)
+        #expect(p3.advanced(by: 3, pageCount: 5, wrapping: true) == PageNumber(1))
+        #expect(p3.advanced(by: -3, pageCount: 5, wrapping: true) == PageNumber(5))
+        #expect(p3.advanced(by: -13, pageCount: 5, wrapping: true) == PageNumber(5))
+        #expect(PageNumber.first.advanced(by: 1, pageCount: 1, wrapping: true) == .first)
+    }
+
+    @Test func clampingKeepsPagesInsideTheDocument() {
+        #expect(PageNumber(clamping: 0, pageCount: 4) == .first)
+        #expect(PageNumber(clamping: -7, pageCount: 4) == .first)
+        #expect(PageNumber(clamping: 9, pageCount: 4) == PageNumber(4))
+        #expect(PageNumber(clamping: 2, pageCount: 0) == .first)
+        #expect(PageNumber.last(of: 6) == PageNumber(6))
+    }
+}

@@ -285,3 +285,37 @@ struct SystemdLogHandlerTests {
         #expect(!JournalAwareLogHandler.standardErrorIsJournal(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino &+ 1)"]))
     }
 }
+
+@Suite("SystemdLifecycleObserver")
+struct SystemdLifecycleObserverTests {
+    @Test func silentWithoutNotifySocket() {
+        let observer = SystemdLifecycleObserver(environment: ["WATCHDOG_USEC": "1000000"], pid: 5)
+        #expect(!observer.notifier.isEnabled)
+        #expect(observer.watchdogInterval == nil)
+        observer.ready(status: "x")   // no-op, no crash
+    }
+
+    @Test func forwardsToTheNotifySocketAndPingsAtHalfTheTimeout() throws {
+        let receiver = try NotifyReceiver()
+        let observer = SystemdLifecycleObserver(
+            environment: ["NOTIFY_SOCKET": receiver.notifySocket, "WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "5"], pid: 5)
+        #expect(observer.watchdogInterval == .milliseconds(1500))
+        observer.ready(status: "0 client(s) in 1 room(s)")
+        #expect(receiver.receive() == "READY=1\nSTATUS=0 client(s) in 1 room(s)")
+        observer.status("1 client(s) in 1 room(s)")
+        #expect(receiver.receive() == "STATUS=1 client(s) in 1 room(s)")
+        observer.watchdog()
+        #expect(receiver.receive() == "WATCHDOG=1")
+        observer.reloading()
+        #expect(receiver.receive()?.hasPrefix("RELOADING=1\nMONOTONIC_USEC=") == true)
+        observer.stopping()
+        #expect(receiver.receive() == "STOPPING=1")
+    }
+
+    @Test func noWatchdogForAnotherProcess() throws {
+        let receiver = try NotifyReceiver()
+        let observer = SystemdLifecycleObserver(
+            environment: ["NOTIFY_SOCKET": receiver.notifySocket, "WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "6"], pid: 5)
+        #expect(observer.watchdogInterval == nil)
+    }
+}

@@ -269,6 +269,22 @@ final class LineClient: @unchecked Sendable {
     /// Bytes received but not yet returned as lines.
     var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Half-closes: the server sees EOF, and can still answer.
+    func shutdownWrite() {
+        queue.sync { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    }
+
+    /// Closes the socket with a TCP reset (SO_LINGER 0), as a crashed or vanished peer would.
+    func abort() {
+        queue.sync {
+            guard !closed else { return }
+            var option = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+            closed = true
+            Glibc.close(fd)
+        }
+    }
+
     /// Closes the socket (idempotent).
     func close() {
         queue.sync {

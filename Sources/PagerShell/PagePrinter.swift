@@ -1,0 +1,163 @@
+import PageSyncCore
+import UV
+
+/// The steps of printing the room's current page for a script: pure, tested through the
+/// end-to-end tests. Lines in, actions out.
+///
+/// Greeting, then `JOIN <room>` if a room was asked for and the greeting is for another room,
+/// then `TEXT` (the room's current page), then the content lines (dot-stuffing undone), then
+/// `QUIT`. Any `ERR` or an unexpected line ends it with status 1 and the server's words.
+struct PagePrintSteps {
+    /// What the shell must do.
+    enum Action: Equatable {
+        /// Write this command line (plus LF) to the server.
+        case send(String)
+        /// Print these page lines to stdout.
+        case print([String])
+        /// Stop: exit with `status`, printing `message` (if any) to stderr.
+        case finish(status: Int32, message: String?)
+    }
+
+    private enum Phase { case greeting, joining, header, content, done }
+    private var phase = Phase.greeting
+    private var content: [String] = []
+    private let room: String?
+
+    /// Steps that print the page of `room` (nil: the server's default room).
+    init(room: String?) { self.room = room }
+
+    /// Whether the steps have ended.
+    var isDone: Bool { phase == .done }
+
+    /// Handles one server line (without its LF).
+    mutating func handle(line: String) -> [Action] {
+        switch phase {
+        case .done:
+            return []
+        case .greeting:
+            let wire = WireLine(parsing: line)
+            guard let wire, wire.kind == "HELLO" else { return fail(line) }
+            if let room, wire.fields["room"] != room {
+                phase = .joining
+                return [.send("JOIN \(room)")]
+            }
+            phase = .header
+            return [.send("TEXT")]
+        case .joining:
+            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "JOIN" else { return fail(line) }
+            phase = .header
+            return [.send("TEXT")]
+        case .header:
+            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "TEXT" else { return fail(line) }
+            phase = .content
+            return []
+        case .content:
+            guard let text = DotUnstuffer.unstuff(Substring(line)) else {
+                phase = .done
+                return [.print(content), .send("QUIT"), .finish(status: 0, message: nil)]
+            }
+            content.append(String(text))
+            return []
+        }
+    }
+
+    /// The connection ended or failed; `reason` says how.
+    mutating func connectionEnded(reason: String, server: String) -> [Action] {
+        guard phase != .done else { return [] }
+        phase = .done
+        return [.finish(status: 1, message: "pagesync: \(server): \(reason)")]
+    }
+
+    private mutating func fail(_ line: String) -> [Action] {
+        phase = .done
+        var text = Substring(line)
+        if text.hasPrefix("ERR ") { text = text.dropFirst(4) }
+        return [.finish(status: 1, message: "pagesync: the server said: \(text)")]
+    }
+}
+
+/// "Not a terminal" mode: connects, prints the room's current page to stdout and exits.
+/// Loop thread only.
+final class PagePrinter {
+    private let loop: EventLoop
+    private let configuration: PagerConfiguration
+    private var steps: PagePrintSteps
+    private var framer = LineFramer(maxLineLength: InteractivePager.maxServerLineLength)
+    private var connection: TCPConnection?
+    private let timeout: UV.Timer
+
+    /// How long the whole exchange may take before giving up.
+    static let timeoutMilliseconds: UInt64 = 30_000
+
+    /// How it ended (set once).
+    private(set) var outcome: (status: Int32, message: String?)?
+
+    /// Prepares; nothing happens until ``start()``.
+    init(loop: EventLoop, configuration: PagerConfiguration) {
+        self.loop = loop
+        self.configuration = configuration
+        steps = PagePrintSteps(room: configuration.room)
+        timeout = UV.Timer(loop: loop)
+    }
+
+    /// Connects and starts the exchange.
+    func start() {
+        timeout.start(afterMilliseconds: Self.timeoutMilliseconds) { [unowned self] in
+            self.perform(self.steps.connectionEnded(reason: "no answer in time", server: self.server))
+        }
+        TCPConnection.connect(loop: loop, host: configuration.server.host, port: Int(configuration.server.port)) {
+            [unowned self] result in
+            guard self.outcome == nil else {
+                if case .success(let late) = result { late.close() }
+                return
+            }
+            switch result {
+            case .failure(let error):
+                self.perform(self.steps.connectionEnded(reason: "cannot connect: \(error)", server: self.server))
+            case .success(let connection):
+                self.connection = connection
+                connection.startReading { [unowned self] event in self.received(event) }
+            }
+        }
+    }
+
+    private var server: String { configuration.server.description }
+
+    private func received(_ event: TCPConnection.ReadEvent) {
+        guard outcome == nil else { return }
+        switch event {
+        case .data(let bytes):
+            framer.append(bytes)
+            while outcome == nil, let frame = framer.next() {
+                switch frame {
+                case .line(let line): perform(steps.handle(line: String(decoding: line, as: UTF8.self)))
+                case .tooLong: perform(steps.connectionEnded(reason: "a line from the server is too long", server: server))
+                }
+            }
+        case .eof:
+            perform(steps.connectionEnded(reason: "the server closed the connection", server: server))
+        case .error(let error):
+            perform(steps.connectionEnded(reason: "\(error)", server: server))
+        }
+    }
+
+    private func perform(_ actions: [PagePrintSteps.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let line):
+                connection?.write(Array(line.utf8) + [0x0A])
+            case .print(let lines):
+                var text = ""
+                for line in lines { text += line + "\n" }
+                FileDescriptorWriter.standardOutput.write(text)
+            case .finish(let status, let message):
+                outcome = (status, message)
+                timeout.close()
+                connection?.shutdownAndClose()
+                connection = nil
+                loop.stop()
+                return
+            }
+        }
+    }
+}

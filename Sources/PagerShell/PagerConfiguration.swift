@@ -1,0 +1,91 @@
+import PageSyncCore
+
+/// Where the pager connects: a host and a TCP port.
+public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {
+    /// The default server, `127.0.0.1:7777`.
+    public static let defaultAddress = PagerServerAddress(host: "127.0.0.1", port: 7777)
+    /// The environment variable that replaces ``defaultAddress`` when set and not empty.
+    public static let environmentVariable = "PAGESYNC_SERVER"
+
+    /// An IPv4 or IPv6 literal (without brackets) or a host name.
+    public var host: String
+    /// The TCP port (1...65535).
+    public var port: UInt16
+
+    /// An address from its parts.
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT`, `[IPv6]:PORT`, `:PORT` (127.0.0.1) or a bare `HOST` (port 7777).
+    /// Returns nil for anything else, and for port 0.
+    public init?(parsing text: String) {
+        let trimmed = text.trimmingBlanks
+        var parsed = ListenAddress(parsing: trimmed)
+        if parsed == nil, !trimmed.isEmpty, !trimmed.contains(":") || (trimmed.hasPrefix("[") && trimmed.hasSuffix("]")) {
+            parsed = ListenAddress(parsing: trimmed + ":\(Self.defaultAddress.port)")
+        }
+        guard let parsed, parsed.port != 0 else { return nil }
+        self.init(host: parsed.host, port: parsed.port)
+    }
+
+    /// The address to use when none is given on the command line: ``environmentVariable`` if set
+    /// (nil if it does not parse), else ``defaultAddress``.
+    public static func fromEnvironment(_ environment: [String: String]) -> Result<PagerServerAddress, AddressError> {
+        guard let text = environment[environmentVariable], !text.isEmpty else { return .success(defaultAddress) }
+        guard let address = PagerServerAddress(parsing: text) else {
+            return .failure(AddressError(text: text, source: "\(environmentVariable)"))
+        }
+        return .success(address)
+    }
+
+    /// `host:port`, an IPv6 host in brackets.
+    public var description: String { ListenAddress(host: host, port: port).description }
+
+    /// An address that does not parse, with where it came from, for a one-line error.
+    public struct AddressError: Error, Equatable, Sendable, CustomStringConvertible {
+        /// The text that did not parse.
+        public var text: String
+        /// Where it came from (an argument, an environment variable).
+        public var source: String
+        /// An error for `text` from `source`.
+        public init(text: String, source: String) {
+            self.text = text
+            self.source = source
+        }
+        /// `PAGESYNC_SERVER: "x" is not HOST:PORT (for example 127.0.0.1:7777)`.
+        public var description: String {
+            "\(source): \"\(text)\" is not HOST:PORT (for example 127.0.0.1:7777)"
+        }
+    }
+}
+
+/// Everything `pagesync` was started with.
+public struct PagerConfiguration: Sendable {
+    /// The server to connect to.
+    public var server: PagerServerAddress
+    /// `--room`: the room to be in (nil: the server's default room).
+    public var room: String?
+    /// `--name`: the name others see (nil: the server's `guest-<n>`).
+    public var name: String?
+    /// `--token`: the control token for presenter rooms.
+    public var token: String?
+
+    /// A configuration; only the server is required.
+    public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil) {
+        self.server = server
+        self.room = room
+        self.name = name
+        self.token = token
+    }
+}
+
+extension String {
+    var trimmingBlanks: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

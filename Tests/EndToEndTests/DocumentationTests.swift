@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// The sessions printed in PROTOCOL.md and README.md, replayed against the real daemon line by line:
+/// the documentation matches the code, byte for byte.
+@Suite("Documented sessions", .timeLimit(.minutes(1)))
+struct DocumentationTests {
+    /// The repository root, found from this file's path (Tests/EndToEndTests/<file>).
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The fenced code blocks of `markdown` after the heading `heading`, up to the next `## ` heading.
+    static func codeBlocks(in markdown: String, after heading: String) throws -> [[String]] {
+        let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let start = lines.firstIndex(of: heading) else { throw HarnessError("no heading \(heading.debugDescription)") }
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in lines[(start + 1)...] {
+            if current == nil && line.hasPrefix("## ") { break }
+            if line.hasPrefix("```") {
+                if let block = current { blocks.append(block); current = nil } else { current = [] }
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    /// The argument of `printf '...'` with its escapes (\n, \r) applied.
+    static func printfArgument(_ command: String) throws -> String {
+        guard let open = command.firstIndex(of: "'"),
+              let close = command[command.index(after: open)...].firstIndex(of: "'") else {
+            throw HarnessError("no printf '...' in \(command)")
+        }
+        return String(command[command.index(after: open)..<close])
+            .replacingOccurrences(of: "\\n", with: "\n").replacingOccurrences(of: "\\r", with: "\r")
+    }
+
+    /// Starts the daemon with the sample configuration from Config/, on a free port.
+    static func sampleDaemon(_ workspace: Workspace) async throws -> Daemon {
+        try await workspace.startDaemon(arguments: [
+            "--config", root.appendingPathComponent("Config/pagesyncd.yaml").path,
+            "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path,
+        ])
+    }
+
+    @Test("PROTOCOL.md: the netcat session for every command, then the HTTP and script examples")
+    func protocolSessions() async throws {
+        let markdown = try String(contentsOf: Self.root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
+        let blocks = try Self.codeBlocks(in: markdown, after: "## A netcat session for every command")
+        #expect(blocks.count >= 3)
+        try await withWorkspace { workspace in
+            let daemon = try await Self.sampleDaemon(workspace)
+            for block in blocks {
+                let command = try #require(block.first, "empty block")
+                if command == "$ nc 127.0.0.1 7777" {
+                    try await replayInteractive(Array(block.dropFirst()), daemon: daemon)
+                } else if command.hasPrefix("$ printf ") {
+                    try await replayScript(command: String(command.dropFirst(2)), expected: Array(block.dropFirst()), daemon: daemon)
+                } else {
+                    Issue.record("unrecognized example: \(command)")
+                }
+            }
+        }
+    }
+
+    @Test("README.md: printf 'next\\n' | nc -q1 on the built-in default prints what the README shows")
+    func readmeScript() async throws {
+        let markdown = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let blocks = try Self.codeBlocks(in: markdown, after: "## Two commands")
+        let index = try #require(blocks.firstIndex { $0 == ["printf 'next\\n' | nc -q1 127.0.0.1 7777"] })
+        #expect(blocks[0] == ["scripts/run-daemon"], "the README's first command starts the daemon")
+        #expect(blocks.contains(["scripts/test"]), "the README's test command is scripts/test (.ci/run runs it)")
+        let expected = try #require(index + 1 < blocks.count ? blocks[index + 1] : nil)
+        try await withWorkspace { workspace in
+            // scripts/run-daemon with no arguments: the built-in default, here on a free port.
+            let daemon = try await workspace.startDaemon()
+            try await replayScript(command: blocks[index][0], expected: expected, daemon: daemon)
+        }
+    }
+
+    /// Types each `> ` line into one connection and compares what comes back with the lines below it.
+    private func replayInteractive(_ transcript: [String], daemon: Daemon) async throws {
+        let client = try await daemon.connect(label: "nc")
+        var pending: [String] = []
+        var sent: String?
+        func check() async throws {
+            var got: [String] = []
+            for _ in pending { got.append(try await client.readLine()) }
+            #expect(got.map(Self.normalized) == pending.map(Self.normalized), "after \(sent.map { "> " + $0 } ?? "connecting")")
+            pending = []
+        }
+        for line in transcript {
+            if line.hasPrefix("> ") {
+                try await check()
+                sent = String(line.dropFirst(2))
+                try await client.send(sent!)
+            } else {
+                pending.append(line)
+            }
+        }
+        try await check()
+        if sent?.lowercased() == "quit" { try await client.expectClosed() }
+    }
+
+    /// Runs a `printf '...' | nc -q1 127.0.0.1 7777` example with the real nc on the daemon's port.
+    private func replayScript(command: String, expected: [String], daemon: Daemon) async throws {
+        let script = command.replacingOccurrences(of: "127.0.0.1 7777", with: "127.0.0.1 \(daemon.port)")
+        #expect(script != command, "the example does not use 127.0.0.1 7777")
+        let result = try await runProcess("/bin/sh", ["-c", script])
+        #expect(result.status == 0, "\(command): \(result.output)")
+        let got = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        #expect(got.map(Self.normalized) == expected.map(Self.normalized), "\(command)")
+    }
+
+    /// A file's `doc=` id comes from its inode and modification time, which differ on every
+    /// checkout: compare everything else exactly.
+    static func normalized(_ line: String) -> String {
+        line.split(separator: " ", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("doc=") ? "doc=<id>" : String($0) }
+            .joined(separator: " ")
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pager seen as a person sees it: real `pagesyncd` and `pagesync` binaries, each pager in
+/// its own tmux terminal (80x24 unless the test says otherwise), the screen read with
+/// `capture-pane`. Every wait polls the screen; its timeout only guards against a hang.
+@Suite("Pager in a terminal (tmux)", .timeLimit(.minutes(1)))
+struct PagerTests {
+    /// A 5-page document; page n reads "this is page n".
+    static let fivePages = ["doc.txt": Documents.formFeed(pages: 5)] as KeyValuePairs
+
+    /// Opens terminal `name`, starts the pager in it and waits for the room's page.
+    func startPager(_ tmux: PagerTmux, _ name: String, _ daemon: Daemon, _ arguments: [String] = [],
+                    columns: Int = 80, rows: Int = 24, expecting page: Int = 1) async throws {
+        try await tmux.openTerminal(name, columns: columns, rows: rows)
+        try await tmux.type(name, try pagerCommand(daemon, arguments), enter: true)
+        try await tmux.waitFor(name, showing: "this is page \(page)", "page \(page)/5")
+    }
+
+    @Test("two pagers on one room: a key in either one moves both, both ways")
+    func twoPagersFollowEachOther() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "ann", daemon, ["--name", "ann"])
+                try await startPager(tmux, "bob", daemon, ["--name", "bob"])
+
+                try await tmux.press("ann", "Space")
+                try await tmux.waitFor("bob", showing: "this is page 2", "page 2/5", "following", "by ann")
+                try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
+
+                try await tmux.press("bob", "Right")
+                try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5", "by bob")
+
+                try await tmux.press("bob", "b")
+                try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
+                try await tmux.press("ann", "G")
+                try await tmux.waitFor("bob", showing: "this is page 5", "page 5/5")
+                try await tmux.type("bob", "3g")
+                try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5")
+                try await tmux.press("ann", "Home")
+                let bob = try await tmux.waitFor("bob", showing: "this is page 1", "page 1/5", "● ○ ○ ○ ○")
+                #expect(!bob.contains("this is page 3"))
+            }
+        }
+    }
+
+    @Test("printf 'next\\n' | nc moves every pager")
+    func netcatMovesBothPagers() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "one", daemon)
+                try await startPager(tmux, "two", daemon)
+                let nc = try await runPagerTestProcess("/bin/sh", ["-c", "printf 'next\\n' | nc -q1 127.0.0.1 \(daemon.port)"],
+                                                       in: workspace)
+                #expect(nc.status == 0, "\(nc.output)")
+                try await tmux.waitFor("one", showing: "this is page 2", "page 2/5")
+                try await tmux.waitFor("two", showing: "this is page 2", "page 2/5")
+            }
+        }
+    }
+
+    @Test("detach with D, browse alone, F snaps back; p pulls the room to your page")
+    func detachBrowseFollowAndPull() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "me", daemon)
+                try await startPager(tmux, "other", daemon)
+
+                try await tmux.press("me", "D")
+                try await tmux.waitFor("me", showing: "detached")
+                try await tmux.press("me", "Space", "Space")
+                try await tmux.waitFor("me", showing: "this is page 3", "page 3/5", "detached", "room on 1/5", "F to follow")
+                #expect(try await tmux.screen("other").contains("this is page 1"), "browsing moved nobody")
+
+                // The room moves on while I browse: my view stays, the status line says where the room is.
+                try await tmux.press("other", "Space")
+                try await tmux.waitFor("other", showing: "this is page 2")
+                try await tmux.waitFor("me", showing: "this is page 3", "room on 2/5")
+
+                try await tmux.press("me", "F")
+                try await tmux.waitFor("me", "the room's page 2, following") {
+                    $0.contains("this is page 2") && $0.contains("page 2/5") && $0.contains("following") && !$0.contains("detached")
+                }
+
+                // Bring everyone here: detach, browse to page 4, pull.
+                try await tmux.press("me", "D")
+                try await tmux.press("me", "Space", "Space")
+                try await tmux.waitFor("me", showing: "this is page 4", "room on 2/5")
+                try await tmux.press("me", "p")
+                try await tmux.waitFor("other", showing: "this is page 4", "page 4/5")
+                try await tmux.waitFor("me", "page 4, following again") {
+                    $0.contains("this is page 4") && $0.contains("following") && !$0.contains("detached")
+                }
+            }
+        }
+    }
+
+    @Test("a presenter room without a token: page keys detach and say why; the presenter leads")
+    func presenterRoomWithoutToken() async throws {
+        try await withDaemon(Self.fivePages, arguments: ["--token", "s3cret"]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "presenter", daemon, ["--token", "s3cret", "--name", "pat"])
+                try await startPager(tmux, "viewer", daemon, columns: 100)
+
+                try await tmux.press("viewer", "Space")
+                try await tmux.waitFor("viewer", showing: "this is page 2", "page 2/5", "detached", "room on 1/5", "no control here")
+                #expect(try await tmux.screen("presenter").contains("this is page 1"), "the viewer moved nobody")
+
+                try await tmux.press("presenter", "Space", "Space")
+                try await tmux.waitFor("presenter", showing: "this is page 3", "page 3/5")
+                try await tmux.waitFor("viewer", showing: "this is page 2", "room on 3/5")
+
+                try await tmux.press("viewer", "p")
+                try await tmux.waitFor("viewer", showing: "needs control")
+
+                try await tmux.press("viewer", "F")
+                try await tmux.waitFor("viewer", showing: "this is page 3", "page 3/5", "following", "by pat")
+            }
+        }
+    }
+
+    @Test("resizing the terminal reflows the page to the new width")
+    func resizeReflows() async throws {
+        let words = (1...30).map { String(format: "word%02d", $0) }.joined(separator: " ")  // 209 columns
+        let document = ["long.txt": "\(words)\n\u{0C}\nsecond\n"] as KeyValuePairs
+        try await withDaemon(document) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t", columns: 80, rows: 24)
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                let wide = try await tmux.waitFor("t", showing: "word01", "page 1/2")
+                let wideRows = wide.split(separator: "\n").filter { $0.contains("word") }
+                #expect(wideRows.count == 3 && wideRows.first.map { $0.count == 80 } == true, "\(wide)")
+
+                try await tmux.tmux(["resize-window", "-t", "t", "-x", "40", "-y", "12"])
+                let narrow = try await tmux.waitFor("t", "the page reflowed to 40 columns") { screen in
+                    let rows = screen.split(separator: "\n")
+                    return rows.filter { $0.contains("word") }.count == 6 && rows.last?.contains("page 1/2") == true
+                }
+                let rows = narrow.split(separator: "\n")
+                #expect(rows.allSatisfy { $0.count <= 40 }, "\(narrow)")
+                #expect(rows.count == 12, "\(narrow)")
+                #expect(narrow.contains("word30"), "\(narrow)")
+            }
+        }
+    }
+
+    @Test("an ERR from the server shows on the status line and the pager goes on; search; a lone Esc cancels a prompt")
+    func errorsSearchAndEscape() async throws {
+        try await withDaemon(["doc.txt": "alpha\nbeta\ngamma\n\u{0C}\nsecond page\n"]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                try await tmux.waitFor("t", showing: "alpha", "page 1/2")
+
+                try await tmux.type("t", "9g")
+                try await tmux.waitFor("t", showing: "no page 9", "page 1/2")
+
+                try await tmux.type("t", "/gam")
+                try await tmux.waitFor("t", showing: "/gam")
+                try await tmux.press("t", "Enter")
+                try await tmux.waitFor("t", showing: "/gam: line 3")
+
+                try await tmux.type("t", "/nothing")
+                try await tmux.waitFor("t", showing: "/nothing")
+                try await tmux.press("t", "Escape")
+                try await tmux.waitFor("t", "the prompt gone after Esc") { screen in
+                    let status = screen.split(separator: "\n").last ?? ""
+                    return status.hasPrefix("doc · page 1/2") && !status.contains("nothing")
+                }
+                try await tmux.press("t", "End")
+                try await tmux.waitFor("t", showing: "second page", "page 2/2")
+            }
+        }
+    }
+
+    @Test("restarting the daemon: the pager says reconnecting…, then shows the room's page again")
+    func daemonRestart() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("doc.txt", Documents.formFeed(pages: 5))
+            let first = try await workspace.startDaemon(documents: ["doc.txt"])
+            let port = first.port
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "t", first)
+                _ = try await runPagerTestProcess("/bin/sh", ["-c", "printf 'goto 3\\n' | nc -q1 127.0.0.1 \(port)"], in: workspace)
+                try await tmux.waitFor("t", showing: "this is page 3", "page 3/5")
+
+                first.send(signal: SIGTERM)
+                _ = try await first.waitForExit(timeout: .seconds(10))
+                try await tmux.waitFor("t", showing: "reconnecting…", "this is page 3")
+
+                _ = try await workspace.startDaemon(documents: ["doc.txt"], arguments: ["--listen", "127.0.0.1:\(port)"])
+                try await tmux.waitFor("t", "page 3 again, connected") {
+                    $0.contains("this is page 3") && $0.contains("page 3/5") && !$0.contains("reconnecting")
+                }
+                try await tmux.press("t", "Space")
+                try await tmux.waitFor("t", showing: "this is page 4", "page 4/5")
+            }
+        }
+    }
+
+    @Test("q leaves the terminal as it was: no alternate screen, the shell's text and cursor back")
+    func quitRestoresTheTerminal() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                try await tmux.type("t", "echo before-the-pager", enter: true)
+                try await tmux.waitFor("t", showing: "before-the-pager")
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                let paging = try await tmux.waitFor("t", showing: "this is page 1", "page 1/5")
+                #expect(!paging.contains("before-the-pager"), "the pager is on the alternate screen")
+                let inside = try await tmux.terminalModes("t")
+                #expect(inside.alternateScreen && !inside.cursorVisible)
+
+                try await tmux.press("t", "q")
+                try await tmux.waitForShell("t")
+                try await tmux.type("t", "echo after-status-$?", enter: true)
+                let after = try await tmux.waitFor("t", showing: "after-status-0")
+                #expect(after.contains("before-the-pager") && !after.contains("this is page 1"), "\(after)")
+                let outside = try await tmux.terminalModes("t")
+                #expect(!outside.alternateScreen && outside.cursorVisible)
+            }
+        }
+    }
+
+    @Test("Ctrl-C quits cleanly; Ctrl-Z restores the terminal and fg brings the pager back")
+    func ctrlCAndCtrlZ() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                try await tmux.waitFor("t", showing: "this is page 1", "page 1/5")
+
+                try await tmux.press("t", "C-z")
+                try await tmux.waitFor("t", showing: "Stopped")
+                let stopped = try await tmux.terminalModes("t")
+                #expect(!stopped.alternateScreen && stopped.cursorVisible)
+
+                // The room moves while the pager is stopped; fg shows where it is now.
+                _ = try await runPagerTestProcess("/bin/sh", ["-c", "printf 'next\\n' | nc -q1 127.0.0.1 \(daemon.port)"], in: workspace)
+                try await tmux.type("t", "fg", enter: true)
+                try await tmux.waitFor("t", showing: "this is page 2", "page 2/5")
+                let resumed = try await tmux.terminalModes("t")
+                #expect(resumed.alternateScreen && !resumed.cursorVisible)
+                try await tmux.press("t", "Space")
+                try await tmux.waitFor("t", showing: "this is page 3")
+
+                try await tmux.press("t", "C-c")
+                try await tmux.waitForShell("t")
+                try await tmux.type("t", "echo after-status-$?", enter: true)
+                try await tmux.waitFor("t", showing: "after-status-0")
+                let outside = try await tmux.terminalModes("t")
+                #expect(!outside.alternateScreen && outside.cursorVisible)
+            }
+        }
+    }
+
+    @Test("SIGTERM and a refused connection also restore the terminal")
+    func otherExitPathsRestoreTheTerminal() async throws {
+        try await withDaemon(Self.fivePages) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                try await tmux.type("t", try pagerCommand(daemon) + "; echo after-status-$?", enter: true)
+                try await tmux.waitFor("t", showing: "this is page 1", "page 1/5")
+                let shell = try await tmux.tmux(["display-message", "-p", "-t", "t", "#{pane_pid}"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                // The pager is the only child of the shell in the pane.
+                let children = try readProcFile("/proc/\(shell)/task/\(shell)/children")
+                    .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                #expect(children.count == 1, "the shell's children: \(children)")
+                for child in children { Glibc.kill(child, SIGTERM) }
+                try await tmux.waitFor("t", showing: "after-status-143")
+                var modes = try await tmux.terminalModes("t")
+                #expect(!modes.alternateScreen && modes.cursorVisible)
+
+                // A crash (here SIGABRT from outside) restores the terminal too, then dies of its signal.
+                try await tmux.type("t", "clear; ulimit -c 0; " + (try pagerCommand(daemon)) + "; echo crash-status-$?", enter: true)
+                try await tmux.waitFor("t", showing: "this is page 1", "page 1/5")
+                let pager = try readProcFile("/proc/\(shell)/task/\(shell)/children")
+                    .split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                for child in pager { Glibc.kill(child, SIGABRT) }
+                try await tmux.waitFor("t", showing: "crash-status-134")
+                modes = try await tmux.terminalModes("t")
+                #expect(!modes.alternateScreen && modes.cursorVisible)
+
+                // Nothing listens on the daemon's port once it is gone.
+                daemon.send(signal: SIGTERM)
+                _ = try await daemon.waitForExit(timeout: .seconds(10))
+                try await tmux.type("t", "clear; " + (try pagerCommand(daemon)) + "; echo refused-status-$?", enter: true)
+                let screen = try await tmux.waitFor("t", showing: "refused-status-1")
+                #expect(screen.contains("cannot connect to 127.0.0.1:\(daemon.port)"), "\(screen)")
+                modes = try await tmux.terminalModes("t")
+                #expect(!modes.alternateScreen && modes.cursorVisible)
+            }
+        }
+    }
+
+    @Test("not a terminal: `pagesync | cat` prints the room's current page and exits 0")
+    func printsThePageWhenNotATerminal() async throws {
+        try await withDaemon(["doc.txt": Documents.formFeed(pages: 5), "other.txt": ".dotted line\nplain\n"]) { daemon, workspace in
+            let command = try pagerCommand(daemon)
+            var result = try await runPagerTestProcess("/bin/sh", ["-c", "\(command) | cat"], in: workspace)
+            #expect(result.status == 0 && result.output == "this is page 1\n", "\(result.output)")
+
+            _ = try await runPagerTestProcess("/bin/sh", ["-c", "printf 'goto 4\\n' | nc -q1 127.0.0.1 \(daemon.port)"], in: workspace)
+            result = try await runPagerTestProcess("/bin/sh", ["-c", "\(command) | cat"], in: workspace)
+            #expect(result.status == 0 && result.output == "this is page 4\n", "\(result.output)")
+
+            result = try await runPagerTestProcess("/bin/sh", ["-c", "\(command) --room other | cat"], in: workspace)
+            #expect(result.status == 0 && result.output == ".dotted line\nplain\n", "\(result.output)")
+
+            result = try await runPagerTestProcess("/bin/sh", ["-c", "\(command) --room nowhere | cat"], in: workspace)
+            #expect(result.status == 0 && result.output.contains("404"), "the pipeline's status is cat's: \(result.output)")
+            result = try await runPagerTestProcess("/bin/sh", ["-c", "\(command) --room nowhere > /dev/null"], in: workspace)
+            #expect(result.status == 1 && result.output.contains("no room"), "\(result.output)")
+        }
+    }
+}
