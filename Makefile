@@ -114,7 +114,7 @@ test:
 	scripts/test
 
 bench:
-	@if [ -x scripts/bench ]; then scripts/bench; else echo "no scripts/bench yet"; fi
+	scripts/bench
 
 # The static binary must need no libswift*.so: only libuv and the C/C++ runtime.
 check-static:
