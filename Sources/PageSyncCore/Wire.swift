@@ -195,7 +195,9 @@ public struct WireLine: Equatable, Sendable {
     /// The words after `kind` that are not `key=value` fields, in order
     /// (e.g. `"pagesync/1"`, `"409"`, `"TEXT"`, the words of an error message).
     public var words: [Substring]
-    /// The `key=value` fields (a word with `=` after a non-empty key); a later duplicate wins.
+    /// The `key=value` fields: a word whose key, before the first `=`, is lowercase ASCII
+    /// letters (as every field the server sends). Any other word is a plain word, so an
+    /// error text such as `unknown command "a=b"` stays text. A later duplicate wins.
     public var fields: [String: String]
 
     /// Splits a line on spaces. A trailing LF or CRLF is ignored. Nil for a blank line.
@@ -209,7 +211,9 @@ public struct WireLine: Equatable, Sendable {
         words = []
         fields = [:]
         for part in parts.dropFirst() {
-            if let eq = part.firstIndex(of: "="), eq != part.startIndex {
+            if let eq = part.firstIndex(of: "="), eq != part.startIndex,
+                part[..<eq].utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
+            {
                 fields[String(part[..<eq])] = String(part[part.index(after: eq)...])
             } else {
                 words.append(part)
@@ -221,5 +225,28 @@ public struct WireLine: Equatable, Sendable {
     public var errorCode: Int? {
         guard kind == "ERR", let w = words.first else { return nil }
         return Int(w)
+    }
+
+    /// The text for people: the words of an `ERR` line after its code, or of any other line.
+    public var text: String { words.dropFirst(kind == "ERR" ? 1 : 0).joined(separator: " ") }
+
+    /// Whether this is the `OK` line that opens a multi-line reply (`TEXT`, `HELP`, `ROOMS`, `WHO`).
+    public var startsMultilineReply: Bool {
+        kind == "OK" && ["TEXT", "HELP", "ROOMS", "WHO"].contains(words.first ?? "")
+    }
+
+    /// A field as a whole number, or nil.
+    public func int(_ key: String) -> Int? { fields[key].flatMap { Int($0) } }
+
+    /// The `version` field, or nil.
+    public var version: UInt64? { fields["version"].flatMap { UInt64($0) } }
+
+    /// A `yes`/`no` field as a Bool, or nil.
+    public func yesNo(_ key: String) -> Bool? {
+        switch fields[key] {
+        case "yes": true
+        case "no": false
+        default: nil
+        }
     }
 }

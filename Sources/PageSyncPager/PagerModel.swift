@@ -371,7 +371,7 @@ public struct PagerModel: Sendable {
                 if truncated || header.yesNo("truncated") == true {
                     content.append("[this page is longer than the server sends: it was cut here]")
                 }
-                storeText(content, for: TextKey(doc: header.fields["doc"].map(String.init) ?? key.doc,
+                storeText(content, for: TextKey(doc: header.fields["doc"] ?? key.doc,
                                                 page: header.int("page") ?? key.page))
             }
             flush(&fx)
@@ -395,7 +395,7 @@ public struct PagerModel: Sendable {
         }
     }
 
-    private mutating func handleHello(_ line: ServerLine, _ fx: inout [PagerEffect]) {
+    private mutating func handleHello(_ line: WireLine, _ fx: inout [PagerEffect]) {
         guard let view = Self.fullView(line, control: line.yesNo("control") ?? true) else {
             message = "unexpected greeting from the server"
             return
@@ -408,7 +408,7 @@ public struct PagerModel: Sendable {
         queued = nil
         message = nil
         takeWhole(view)
-        clientName = line.fields["name"].map(String.init)
+        clientName = line.fields["name"]
         if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
         if let name = options.name, name != clientName {
             fx.append(.send("NAME \(name)"))
@@ -424,7 +424,7 @@ public struct PagerModel: Sendable {
         }
     }
 
-    private mutating func handleReply(_ line: ServerLine, to expectation: Expectation, _ fx: inout [PagerEffect]) {
+    private mutating func handleReply(_ line: WireLine, to expectation: Expectation, _ fx: inout [PagerEffect]) {
         switch expectation {
         case .navigation:
             let request = inFlight
@@ -499,12 +499,12 @@ public struct PagerModel: Sendable {
     }
 
     /// A complete view from a `HELLO` or `OK JOIN` line, or nil if fields are missing.
-    private static func fullView(_ line: ServerLine, control: Bool) -> RoomView? {
+    private static func fullView(_ line: WireLine, control: Bool) -> RoomView? {
         guard let name = line.fields["room"], let page = line.int("page"), let pages = line.int("pages"),
-              let version = line.version(), pages >= 1 else { return nil }
-        let by = line.fields["by"].flatMap { $0 == "-" ? nil : String($0) }
+              let version = line.version, pages >= 1 else { return nil }
+        let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
-                        by: by, doc: line.fields["doc"].map(String.init) ?? "", wraps: line.yesNo("wrap") ?? false,
+                        by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
                         control: control)
     }
 
@@ -517,21 +517,21 @@ public struct PagerModel: Sendable {
     }
 
     /// Applies a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills in, older is ignored.
-    private mutating func reconcile(_ line: ServerLine) {
+    private mutating func reconcile(_ line: WireLine) {
         guard var r = room else { return }
         if let name = line.fields["room"], name != r.name { return }  // another room's news
         if let control = line.yesNo("control") { r.control = control }
         if let wraps = line.yesNo("wrap") { r.wraps = wraps }
-        if let v = line.version(), v >= r.version {
+        if let v = line.version, v >= r.version {
             if v > r.version, let page = line.int("page"), let pages = line.int("pages"), pages >= 1 {
                 r.version = v
                 r.pageCount = pages
                 r.page = min(max(1, page), pages)
-                if let by = line.fields["by"] { r.by = by == "-" ? nil : String(by) }
-                if let doc = line.fields["doc"] { r.doc = String(doc) }
+                if let by = line.fields["by"] { r.by = by == "-" ? nil : by }
+                if let doc = line.fields["doc"] { r.doc = doc }
             } else if v == r.version {
-                if let by = line.fields["by"] { r.by = by == "-" ? nil : String(by) }
-                if let doc = line.fields["doc"] { r.doc = String(doc) }
+                if let by = line.fields["by"] { r.by = by == "-" ? nil : by }
+                if let doc = line.fields["doc"] { r.doc = doc }
             }
         }
         let old = displayKey

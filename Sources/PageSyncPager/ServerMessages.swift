@@ -1,55 +1,10 @@
-/// One line from the server split into kind, plain words and `key=value` fields.
-///
-/// A field is a word of the form `<lowercase letters>=<value>`; any other word is a plain
-/// word (so an error text such as `unknown command "a=b"` stays text).
-struct ServerLine: Equatable, Sendable {
-    /// `HELLO`, `OK`, `ERR`, `PAGE`, `BYE`, or anything else the server sends.
-    var kind: Substring
-    /// Words that are not fields, in order (`"pagesync/1"`, `"409"`, `"TEXT"`, message words).
-    var words: [Substring]
-    /// The `key=value` fields; a later duplicate wins.
-    var fields: [Substring: Substring]
-
-    init(parsing line: String) {
-        var text = Substring(line)
-        while text.last == "\r" || text.last == "\n" || text.last == "\r\n" { text = text.dropLast() }
-        let parts = text.split(separator: " ")
-        kind = parts.first ?? ""
-        words = []
-        fields = [:]
-        for part in parts.dropFirst() {
-            if let eq = part.firstIndex(of: "="), eq != part.startIndex,
-               part[..<eq].allSatisfy({ ("a"..."z").contains($0) }) {
-                fields[part[..<eq]] = part[part.index(after: eq)...]
-            } else {
-                words.append(part)
-            }
-        }
-    }
-
-    /// The code of an `ERR` line.
-    var errorCode: Int? { kind == "ERR" ? words.first.flatMap { Int($0) } : nil }
-
-    /// The people-text of an `ERR` line (the words after the code), or of a `BYE` line.
-    var text: String { words.dropFirst(kind == "ERR" ? 1 : 0).joined(separator: " ") }
-
-    /// Whether this `OK` line starts a multi-line reply (`TEXT`, `HELP`, `ROOMS`, `WHO`).
-    var startsMultilineReply: Bool {
-        kind == "OK" && ["TEXT", "HELP", "ROOMS", "WHO"].contains(words.first ?? "")
-    }
-
-    func int(_ key: Substring) -> Int? { fields[key].flatMap { Int($0) } }
-    func version() -> UInt64? { fields["version"].flatMap { UInt64($0) } }
-    func yesNo(_ key: Substring) -> Bool? {
-        switch fields[key] { case "yes": true; case "no": false; default: nil }
-    }
-}
+import PageSyncCore
 
 /// A whole message from the server: one line, or a multi-line reply with its content
 /// lines already un-dot-stuffed.
 enum ServerMessage: Equatable, Sendable {
-    case line(ServerLine)
-    case multiline(ServerLine, lines: [String], truncated: Bool)
+    case line(WireLine)
+    case multiline(WireLine, lines: [String], truncated: Bool)
 }
 
 /// Groups server lines into messages. Holds at most ``maxContentBytes`` of one
@@ -57,7 +12,7 @@ enum ServerMessage: Equatable, Sendable {
 struct ReplyAssembler: Sendable {
     static let maxContentBytes = 8 << 20
 
-    private var header: ServerLine?
+    private var header: WireLine?
     private var lines: [String] = []
     private var bytes = 0
     private var truncated = false
@@ -71,12 +26,12 @@ struct ReplyAssembler: Sendable {
                 defer { reset() }
                 return .multiline(h, lines: lines, truncated: truncated)
             }
-            if line.first == "." { line = line.dropFirst() }
+            line = DotUnstuffer.unstuff(line) ?? line
             bytes += line.utf8.count + 1
             if bytes > Self.maxContentBytes { truncated = true } else { lines.append(String(line)) }
             return nil
         }
-        let parsed = ServerLine(parsing: String(line))
+        guard let parsed = WireLine(parsing: String(line)) else { return nil }  // a blank line says nothing
         if parsed.startsMultilineReply {
             header = parsed
             return nil

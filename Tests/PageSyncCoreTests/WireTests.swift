@@ -292,3 +292,23 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(WireLine(parsing: str(Wire.event(room)))?.fields["by"] == "ann")
     }
 }
+
+@Suite struct WireLineFieldRuleTests {
+    @Test func onlyLowercaseKeysAreFieldsSoErrorTextStaysText() {
+        let line = WireLine(parsing: "ERR 400 unknown command \"a=b\" X=1 page=3")!
+        #expect(line.fields == ["page": "3"])
+        #expect(line.text == "unknown command \"a=b\" X=1")
+        #expect(line.int("page") == 3)
+    }
+
+    @Test func helpersReadVersionsBooleansAndMultilineHeaders() {
+        let hello = WireLine(parsing: "HELLO pagesync/1 room=r page=1 pages=2 version=9 wrap=no control=yes")!
+        #expect(hello.version == 9)
+        #expect(hello.yesNo("wrap") == false)
+        #expect(hello.yesNo("control") == true)
+        #expect(hello.yesNo("room") == nil)
+        #expect(WireLine(parsing: "OK WHO 2")!.startsMultilineReply)
+        #expect(!WireLine(parsing: "OK NAME TEXT")!.startsMultilineReply)
+        #expect(WireLine(parsing: "BYE server shutting down")!.text == "server shutting down")
+    }
+}

@@ -1,3 +1,4 @@
+import PageSyncCore
 import Testing
 @testable import PageSyncPager
 
@@ -752,13 +753,13 @@ struct Harness {
 
 @Suite struct ServerMessageTests {
     @Test func parsesFieldsAndWords() {
-        let l = ServerLine(parsing: "ERR 409 version is 8, not 7 page=3 pages=6 version=8 by=ann doc=x\r")
+        let l = WireLine(parsing: "ERR 409 version is 8, not 7 page=3 pages=6 version=8 by=ann doc=x\r")!
         #expect(l.kind == "ERR")
         #expect(l.errorCode == 409)
         #expect(l.text == "version is 8, not 7")
         #expect(l.int("page") == 3)
-        #expect(l.version() == 8)
-        #expect(ServerLine(parsing: "ERR 400 unknown command \"a=b\"").text == "unknown command \"a=b\"")
+        #expect(l.version == 8)
+        #expect(WireLine(parsing: "ERR 400 unknown command \"a=b\"")?.text == "unknown command \"a=b\"")
     }
 
     @Test func assemblesMultilineReplies() {
@@ -770,7 +771,7 @@ struct Harness {
         #expect(h.words.first == "TEXT")
         #expect(lines == [".dots", "plain"])
         #expect(!truncated)
-        #expect(a.feed("OK NAME TEXT") == .line(ServerLine(parsing: "OK NAME TEXT")))
+        #expect(a.feed("OK NAME TEXT") == .line(WireLine(parsing: "OK NAME TEXT")!))
     }
 
     @Test func backoff() {
