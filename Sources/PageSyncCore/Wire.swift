@@ -152,7 +152,7 @@ public enum Wire {
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
     static func stateFields(_ s: RoomState) -> String {
-        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc)"
+        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
     }
 
     static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {
