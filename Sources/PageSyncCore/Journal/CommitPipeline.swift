@@ -74,6 +74,12 @@ public struct CommitPipeline: Equatable, Sendable {
         return [.fail(after: written, reason: reason)] + didWrite(group: group)
     }
 
+    /// The journal cannot take records now (its boot marker could not be written at start):
+    /// refuse changes until a rewrite succeeds.
+    public mutating func refuse(reason: String) -> [Action] {
+        fail(reason: reason)
+    }
+
     /// The sync numbered `serial` finished; `error` says why it failed. A sync that a
     /// failure made moot is ignored.
     public mutating func syncFinished(serial: Int, error: String?) -> [Action] {

@@ -164,6 +164,7 @@ public actor Coordinator {
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory) (durability \(config.durability))")
         lastStatus = statusLine
         observer.ready(status: lastStatus)
+        engine.started()
     }
 
     var statusLine: String {

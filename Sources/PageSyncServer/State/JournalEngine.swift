@@ -45,6 +45,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var rewriteBackoffMs: UInt64 = 100
     private var retryTimer: UV.Timer?
     private var outage: String?
+    /// Why the journal could not be opened for writing at start, if it could not.
+    private var startupRefusal: String?
 
     private enum Compaction {
         /// The snapshot is being written; records written meanwhile are kept to append.
@@ -81,7 +83,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
         var recovery = JournalRecovery(scanning: bytes)
         var rooms = recovery.rooms
-        var reason = recovery.newEpochReason(currentBootID: bootID)
+        let reason = recovery.newEpochReason(currentBootID: bootID)
         for damage in recovery.damage {
             switch damage {
             case .tornTail(let offset, let dropped):
@@ -114,7 +116,6 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 throw StateEngineError("cannot rewrite the journal: \(e)")
             }
             removeImportedStateFiles()
-            reason = reason ?? nil
         } else {
             if recovery.validLength < bytes.count && ftruncate(fd, off_t(recovery.validLength)) != 0 {
                 throw StateEngineError(JournalFile.reason("\(journalPath): truncate"))
@@ -125,9 +126,13 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         // after an unclean stop is always recognized.
         let opened = JournalCodec.encode(.opened(bootID: bootID))
         if let why = opened.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
-            throw StateEngineError("\(journalPath): \(why)")
+            // A full disk must not keep the daemon from serving what it has: it starts, and
+            // refuses changes until a fresh journal (with this boot's marker) can be written.
+            _ = ftruncate(fd, off_t(size))
+            startupRefusal = why
+        } else {
+            size += opened.count
         }
-        size += opened.count
         liveSize = size
         if pipeline.mode == .batch {
             let timer = UV.Timer(loop: loop)
@@ -172,9 +177,24 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         return names
     }
 
+    public func started() {
+        if let why = startupRefusal {
+            startupRefusal = nil
+            perform(pipeline.refuse(reason: "cannot write the journal: \(why)"))
+        }
+    }
+
     // MARK: - Groups
 
     public func submit(group: UInt64, rooms: [SavedRoom]) {
+        if pipeline.refusal != nil {
+            // Only changes nobody asked for reach here while changes are refused (a re-indexed
+            // document; navigations get ERR 507 first). They are not written: the rewrite that
+            // ends the refusal holds the whole state, and a document change is found again at
+            // start anyway.
+            perform(pipeline.didWrite(group: group))
+            return
+        }
         scratch.removeAll(keepingCapacity: true)
         for saved in rooms { JournalCodec.append(.room(saved), to: &scratch) }
         let failure = scratch.withUnsafeBytes { JournalFile.writeAll(fd, $0) }

@@ -32,6 +32,8 @@ public protocol StateEngine: AnyObject, Sendable {
     var isBusy: Bool { get }
     /// Reads every room back. Called once, before the loop runs.
     func load() throws(StateEngineError) -> LoadedState
+    /// The coordinator is ready for events (``onEvent`` and ``snapshot`` are set).
+    func started()
     /// Saves group `group` (numbered 1, 2, 3, ... in order): each room's new state.
     func submit(group: UInt64, rooms: [SavedRoom])
     /// Called once after the loop stopped: records a clean stop if everything was saved.
