@@ -25,13 +25,17 @@ extension Coordinator {
         stagingGroup = nextGroup
     }
 
-    /// A room's state changed: every member gets the new state line, encoded once.
+    /// A room's state changed: every member gets the new state line, encoded once. A member
+    /// whose output is backed up only has its slot replaced: it is flushed when libuv reports
+    /// that its writes drained, so a thousand stalled followers cost a thousand slot stores.
     func roomChanged(_ runtime: RoomRuntime) {
         markChanged(runtime)
         let line = SharedLine(Wire.event(runtime.snapshot))
+        let group = stagingGroup
         for member in runtime.members.values {
-            member.outbox.offer(line, group: stagingGroup, backedUp: member.backedUp)
-            queueFlush(member)
+            let backedUp = member.backedUp
+            member.outbox.offer(line, group: group, backedUp: backedUp)
+            if !backedUp { queueFlush(member) }
         }
     }
 
