@@ -112,13 +112,13 @@ struct StalledClientTests {
                 }
                 return samples.sorted()
             }
-            let alone = try await measure(200)
+            let alone = try await measure(100)
             var stalled: [LineClient] = []
             for i in 0..<1_000 { stalled.append(try await daemon.connect(label: "stalled-\(i)", receiveBufferSize: 4096)) }
             // Fill the stalled followers' buffers first, then measure.
             version = try await Self.drive(driver, changes: 2_000, from: version)
             _ = try await Self.catchUp(fast, to: version)
-            let crowded = try await measure(200)
+            let crowded = try await measure(100)
             let p99Alone = alone[alone.count * 99 / 100], p99Crowded = crowded[crowded.count * 99 / 100]
             let p50Alone = alone[alone.count / 2], p50Crowded = crowded[crowded.count / 2]
             // A guard against stalls, not a benchmark: writing to 1,000 backed-up sockets is skipped,

@@ -98,3 +98,25 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
         #expect(o.mayResume(queued: 999, highWater: 2000))
     }
 }
+
+@Suite struct OutboxStreamingTests {
+    @Test func aLargeTextLeavesInPiecesAndEventsWaitForItsEnd() {
+        let body = Array((0..<20_000).map { "line \($0)\n" }.joined().utf8)
+        let encoder = TextReplyEncoder(page: .first, pageCount: 1, doc: "d", bytes: body, pageByteCount: body.count, truncated: false)
+        var o = Outbox()
+        o.stage(.text(encoder, size: body.count), group: 0, backedUp: false)
+        o.offer(line("PAGE v2"), group: 0, backedUp: false)
+        var pieces: [[UInt8]] = []
+        while o.isStreaming {
+            let taken = o.take(settled: 0, backedUp: false, render: noRender)
+            #expect(taken.count == 1 || !o.isStreaming)
+            pieces += taken
+            #expect(pieces.count < 1000)
+        }
+        #expect(pieces.count > 2, "\(body.count) bytes in pieces of \(Outbox.streamChunk)")
+        let all = pieces.flatMap { $0 }
+        let expected = Wire.text(page: .first, pageCount: 1, doc: "d", bytes: body, pageByteCount: body.count, truncated: false) + Array("PAGE v2\n".utf8)
+        #expect(all == expected, "the event comes after the whole reply, never inside it")
+        #expect(o.isEmpty && o.stagedBytes == 0)
+    }
+}

@@ -30,9 +30,10 @@ extension Coordinator {
             }
             do {
                 let text = try runtime.document.text(of: page, limit: config.maxTextBytes)
-                stage(session, .bytes(Wire.text(
+                let encoder = TextReplyEncoder(
                     page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id,
-                    bytes: text.bytes, pageByteCount: text.pageByteCount, truncated: text.truncated)))
+                    bytes: text.bytes, pageByteCount: text.pageByteCount, truncated: text.truncated)
+                stage(session, .text(encoder, size: text.bytes.count + 64))
             } catch {
                 logger.error("TEXT \(page) of room \(runtime.room.name): \(error)")
                 stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))

@@ -49,11 +49,13 @@ extension Coordinator {
     func beforeSleep() {
         resumeInput()
         submitTurn()
+        for session in deferredFlush { queueFlush(session) }
+        deferredFlush.removeAll(keepingCapacity: true)
         flushAll()
         for session in turnUsers { session.commandsThisTurn = 0 }
         turnUsers.removeAll(keepingCapacity: true)
-        // Input left over: make the next turn come without waiting for I/O.
-        if !resumeList.isEmpty { loop.execute {} }
+        // Input or output left over: make the next turn come without waiting for I/O.
+        if !resumeList.isEmpty || !deferredFlush.isEmpty { loop.execute {} }
     }
 
     /// Phase 2: hands the rooms changed in this turn to the engine as one group.
@@ -91,11 +93,20 @@ extension Coordinator {
     private func flush(_ session: Session) {
         guard session.outbox.state != .closed else { return }
         let connection = session.connection
-        let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
-        switch chunks.count {
-        case 0: break
-        case 1: connection.write(chunks[0])
-        default: connection.write(chunks)
+        var written = 0
+        repeat {
+            let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
+            switch chunks.count {
+            case 0: break
+            case 1: connection.write(chunks[0])
+            default: connection.write(chunks)
+            }
+            for chunk in chunks { written += chunk.count }
+            // A large reply goes on while the socket takes it, up to the turn's budget.
+        } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
+        if session.outbox.isStreaming && !session.backedUp {
+            // Budget spent: the rest goes in the next turn, after other clients' I/O.
+            deferredFlush.append(session)
         }
         if session.outbox.waits(settled: settled) { waiting[session.id] = session }
         switch session.outbox.state {

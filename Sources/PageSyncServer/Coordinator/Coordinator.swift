@@ -44,6 +44,8 @@ public actor Coordinator {
     var flushing: [Session] = []
     /// Sessions whose paused input is looked at in the next turn's first phase.
     var resumeList: [Session] = []
+    /// Sessions whose large reply goes on in the next turn.
+    var deferredFlush: [Session] = []
     /// Sessions holding output for a group that is not settled yet.
     var waiting: [Int: Session] = [:]
     /// Sessions that handled commands in this turn (their budgets are reset after it).

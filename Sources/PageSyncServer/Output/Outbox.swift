@@ -26,12 +26,15 @@ enum OutboxItem {
     case event(SharedLine)
     /// A reply rendered from saved state when it leaves.
     case deferred(DeferredReply)
+    /// A page's text, encoded a chunk at a time as the client takes it.
+    case text(TextReplyEncoder, size: Int)
 
     var byteCount: Int {
         switch self {
         case .bytes(let b), .change(let b): b.count
         case .event(let line): line.bytes.count
         case .deferred: 128
+        case .text(_, let size): size
         }
     }
 }
@@ -66,6 +69,9 @@ struct Outbox {
     /// Staged bytes per client beyond which events of one burst are merged (about 45 events):
     /// bounds memory when one turn changes a room often.
     static let burstBound = 4096
+
+    /// The size of the pieces a large reply is encoded and written in.
+    static let streamChunk = 64 << 10
 
     var state: State = .open
     private(set) var items: [(group: UInt64, item: OutboxItem)] = []
@@ -115,7 +121,7 @@ struct Outbox {
             case .event(let line):
                 stagedBytes -= line.bytes.count
                 items[i].item = .bytes([])
-            case .bytes, .deferred:
+            case .bytes, .deferred, .text:
                 break
             }
         }
@@ -132,7 +138,8 @@ struct Outbox {
     mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
         var out: [[UInt8]] = []
         var taken = 0
-        while taken < items.count, items[taken].group <= settled {
+        var partlySent = false
+        while taken < items.count, items[taken].group <= settled, !partlySent {
             switch items[taken].item {
             case .bytes(let b), .change(let b):
                 if !b.isEmpty { out.append(b) }
@@ -140,9 +147,18 @@ struct Outbox {
                 out.append(line.bytes)
             case .deferred(let reply):
                 out.append(render(reply))
+            case .text(var encoder, let size):
+                if let chunk = encoder.nextChunk(atLeast: Self.streamChunk) { out.append(chunk) }
+                if !encoder.isFinished {
+                    // One piece per call: the rest waits until the client took this one.
+                    items[taken].item = .text(encoder, size: size)
+                    partlySent = true
+                }
             }
-            stagedBytes -= items[taken].item.byteCount
-            taken += 1
+            if !partlySent {
+                stagedBytes -= items[taken].item.byteCount
+                taken += 1
+            }
         }
         if taken == items.count {
             items.removeAll(keepingCapacity: true)
@@ -155,6 +171,12 @@ struct Outbox {
             latest = nil
         }
         return out
+    }
+
+    /// Whether a large reply is partly sent: more of it can be taken now.
+    var isStreaming: Bool {
+        if case .text? = items.first?.item { return true }
+        return false
     }
 
     /// Whether output waits for a group that is not settled yet.

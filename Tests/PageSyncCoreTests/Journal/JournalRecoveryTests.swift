@@ -83,15 +83,16 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
         #expect(later.newEpochReason(currentBootID: "boot-3") != nil)
     }
 
-    @Test func aMillionRecordsAreRead() {
+    @Test func aHundredThousandRecordsAreRead() {
+        // (Recovery time of a million records is a benchmark figure: BENCHMARKS.md.)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(60_000_000)
-        for i in 0..<1_000_000 {
+        bytes.reserveCapacity(6_000_000)
+        for i in 0..<100_000 {
             JournalCodec.append(.room(saved("room-\(i % 100)", page: 1 + i % 9, version: UInt64(i))), to: &bytes)
         }
         let r = JournalRecovery(scanning: bytes)
-        #expect(r.recordCount == 1_000_000 && r.rooms.count == 100 && r.damage.isEmpty)
-        #expect(r.rooms["room-99"]?.version == 999_999)
+        #expect(r.recordCount == 100_000 && r.rooms.count == 100 && r.damage.isEmpty)
+        #expect(r.rooms["room-99"]?.version == 99_999)
     }
 }
 
