@@ -120,3 +120,15 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
         #expect(o.isEmpty && o.stagedBytes == 0)
     }
 }
+
+@Suite struct OutboxClosingTests {
+    @Test func aClosingClientDropsItsSlotAndIsEmptyOnceItsRepliesLeft() {
+        var o = Outbox()
+        o.offer(line("PAGE v1"), group: 0, backedUp: true)
+        o.stage(.bytes(Array("OK BYE\n".utf8)), group: 0, backedUp: true)
+        o.close()
+        o.offer(line("PAGE v2"), group: 0, backedUp: false)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "OK BYE\n")
+        #expect(o.isEmpty, "nothing holds the connection open")
+    }
+}

@@ -61,6 +61,18 @@ public struct CommitPipeline: Equatable, Sendable {
         }
     }
 
+    /// Group `group` was not written because changes are refused (it holds no change anyone
+    /// asked for: a re-indexed document, a room's first record). It settles at once, so
+    /// greetings and reads are not held up by a journal that cannot be written.
+    public mutating func skipped(group: UInt64) -> [Action] {
+        precondition(group == written + 1, "groups are written in order")
+        written = group
+        synced = max(synced, group)
+        guard acknowledged < group else { return [] }
+        acknowledged = group
+        return [.acknowledge(upTo: group)]
+    }
+
     /// The write of the group after ``written`` failed. `fileIntact`: the file was cut back
     /// to its last whole record, so later groups may be appended; if not, a rewrite is needed.
     /// The failed group keeps its number (numbers are never reused) and settles in order

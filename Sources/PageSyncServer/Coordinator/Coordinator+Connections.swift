@@ -123,7 +123,7 @@ extension Coordinator {
     /// Writes what is staged (once it is settled), then closes.
     func closeAfterFlush(_ session: Session) {
         guard session.outbox.state != .closed else { return }
-        session.outbox.state = .closing
+        session.outbox.close()
         session.connection.stopReading()
         queueFlush(session)
     }

@@ -98,6 +98,7 @@ struct Outbox {
     /// A room's new state. The newest is kept in the slot; the one it replaces is kept too
     /// while the client keeps up.
     mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
+        guard !isClosingOrClosed else { return }
         if let slot = latest, !backedUp, stagedBytes < Self.burstBound {
             append(.event(slot.line), group: slot.group)
         }
@@ -106,6 +107,12 @@ struct Outbox {
 
     /// Forgets the slot (the client moved to another room).
     mutating func dropLatest() { latest = nil }
+
+    /// The client is to be closed once what is staged has left: no event comes after its last reply.
+    mutating func close() {
+        state = .closing
+        latest = nil
+    }
 
     /// Every item of a group after `after` failed: an `OK` for a change becomes `errorLine`,
     /// events are dropped, and what is left waits only for `after` (the failed groups count

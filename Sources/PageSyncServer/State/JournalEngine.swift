@@ -192,7 +192,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             // document; navigations get ERR 507 first). They are not written: the rewrite that
             // ends the refusal holds the whole state, and a document change is found again at
             // start anyway.
-            perform(pipeline.didWrite(group: group))
+            perform(pipeline.skipped(group: group))
             return
         }
         scratch.removeAll(keepingCapacity: true)

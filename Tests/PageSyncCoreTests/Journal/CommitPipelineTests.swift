@@ -80,4 +80,15 @@ import Testing
         #expect(p.rewriteFinished(error: nil) == [])
         #expect(p.synced == 1 && p.acceptsChanges)
     }
+
+    @Test func groupsSkippedWhileRefusingSettleAtOnceInBothModes() {
+        for mode in Durability.allCases {
+            var p = CommitPipeline(mode: mode)
+            #expect(p.refuse(reason: "ENOSPC") == [.rewrite])
+            #expect(p.skipped(group: 1) == [.acknowledge(upTo: 1)], "\(mode)")
+            #expect(!p.acceptsChanges)
+            #expect(p.rewriteFinished(error: nil) == [])
+            #expect(p.acceptsChanges)
+        }
+    }
 }
