@@ -218,7 +218,11 @@ public actor Coordinator {
             logger.warning("room \(roomConfig.name): starting at version \(state.version) so that versions keep growing")
         } else if let saved = restored, saved.doc != document.id || saved.page != page {
             // The document changed while the daemon was down: that is a change of state.
-            state.version = saved.version + 1
+            if saved.version < UInt64.max {
+                state.version = saved.version + 1
+            } else {
+                logger.error("room \(roomConfig.name): version limit reached; the changed document is served at the same version \(saved.version); reset the state file")
+            }
             dirtyRooms.insert(roomConfig.name)
         }
         let runtime = RoomRuntime(
@@ -315,6 +319,17 @@ public actor Coordinator {
         guard let session = sessions[id] else { return }
         switch event {
         case .data(let bytes):
+            if !session.receivedAny, let first = bytes.first {
+                session.receivedAny = true
+                // TLS and the like: one line saying what this port is, then close.
+                if let error = CrossProtocolGuard.check(firstByte: first) {
+                    stage(session, Wire.error(error))
+                    session.closeAfterFlush = true
+                    session.connection.stopReading()
+                    logger.info("closing \(session.connection.peerDescription): \(error.message)")
+                    return
+                }
+            }
             session.framer.append(bytes)
             processInput(session)
         case .eof:
@@ -674,6 +689,8 @@ public actor Coordinator {
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
             roomChanged(runtime)
+        } else if !runtime.room.canChange {
+            logger.error("room \(roomConfig.name): version limit reached; clients keep the old page count until the state file is reset")
         }
         logger.info("room \(roomConfig.name): re-indexed, \(document.pageCount) page(s), on page \(runtime.room.state.page)")
     }

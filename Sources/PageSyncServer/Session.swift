@@ -40,6 +40,8 @@ final class Session {
     var closed = false
     /// The peer half-closed: answer what it already sent, then close.
     var inputEnded = false
+    /// Whether any byte arrived yet (the first one is checked for TLS).
+    var receivedAny = false
 
     init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id
