@@ -13,6 +13,8 @@ public enum ErrorCode: Int, Sendable {
     case tooLong = 413
     /// 416: past the end of a room that stops at its ends.
     case pastEnd = 416
+    /// 429: too many wrong `AUTH` tokens from this address or connection; retry later.
+    case tooManyAttempts = 429
     /// 500: the server could not do it (for example, saving state failed).
     case internalError = 500
     /// 503: the server is full.

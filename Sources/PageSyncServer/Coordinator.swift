@@ -103,6 +103,11 @@ public actor Coordinator {
     private var statusTimer: UV.Timer?
     private var lastStatus = ""
     private var forceExitTimer: UV.Timer?
+    /// AUTH rate limits, the token comparison (random key per process) and its log.
+    private var authLimiter = AuthLimiter()
+    private let tokenVerifier = TokenVerifier()
+    private var authLog = AuthFailureLog()
+    private var authLogTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`. Call ``start()`` on the loop thread next.
     public init(
@@ -263,6 +268,8 @@ public actor Coordinator {
         statusTimer = nil
         heldRetryTimer?.close()
         heldRetryTimer = nil
+        authLogTimer?.close()
+        authLogTimer = nil
         // Stop once every connection has flushed and closed; peers that do not
         // read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
@@ -455,13 +462,7 @@ public actor Coordinator {
             }
             stage(session, Wire.multiline(header: "OK WHO \(lines.count)", lines: lines))
         case .auth(let token):
-            if let expected = runtime.config.token, !constantTimeEquals(Array(expected.utf8), Array(token.utf8)) {
-                logger.notice("wrong token for room \(runtime.room.name) from \(session.connection.peerDescription)")
-                stage(session, Wire.error(ProtocolError(code: .forbidden, message: "wrong token", closesConnection: false)))
-            } else {
-                session.control = true
-                stage(session, Wire.ok("AUTH control=yes"))
-            }
+            authenticate(token, from: session, in: runtime)
         case .ping(let text):
             stage(session, Wire.ok(text.map { "PONG \($0)" } ?? "PONG"))
         case .help:
@@ -470,6 +471,72 @@ public actor Coordinator {
             stage(session, Wire.ok("BYE"))
             session.closeAfterFlush = true
         }
+    }
+
+    // MARK: - AUTH
+
+    /// `AUTH <token>`: checked only when the ``AuthLimiter`` admits it, compared with
+    /// ``TokenVerifier``, and logged through ``AuthFailureLog`` (about a line a minute per
+    /// address, however many attempts).
+    private func authenticate(_ token: String, from session: Session, in runtime: RoomRuntime) {
+        guard let expected = runtime.config.token else {
+            session.control = true
+            stage(session, Wire.ok("AUTH control=yes"))
+            return
+        }
+        let address = PeerAddress.host(ofPeer: session.connection.peerDescription)
+        let now = Self.monotonicMilliseconds()
+        let room = runtime.room.name
+        switch authLimiter.admit(address: address, connection: session.id, now: now) {
+        case .refuse(let retry, let close):
+            logAuth(authLog.record(address: address, room: room, refused: true, now: now))
+            stage(session, Wire.error(ProtocolError(code: .tooManyAttempts, message: "too many attempts, retry in \(retry) s")))
+            if close { closeAfterAuthFailures(session) }
+        case .check:
+            if tokenVerifier.matches(token, expected: expected) {
+                authLimiter.succeeded(address: address, connection: session.id)
+                session.control = true
+                stage(session, Wire.ok("AUTH control=yes"))
+                return
+            }
+            let failure = authLimiter.failed(address: address, connection: session.id, now: now)
+            logAuth(authLog.record(address: address, room: room, refused: false, now: now))
+            let wait = failure.retryAfterSeconds > 0 ? "; retry in \(failure.retryAfterSeconds) s" : ""
+            stage(session, Wire.error(ProtocolError(code: .forbidden, message: "wrong token" + wait)))
+            if failure.closeConnection { closeAfterAuthFailures(session) }
+        }
+    }
+
+    private func closeAfterAuthFailures(_ session: Session) {
+        stage(session, Wire.bye("too many failed AUTH attempts"))
+        session.closeAfterFlush = true
+        session.connection.stopReading()
+    }
+
+    /// Logs a line now, and makes sure the summaries are flushed once a second while any
+    /// window is open.
+    private func logAuth(_ line: String?) {
+        if let line { logger.notice("\(line)") }
+        guard authLogTimer == nil, !shuttingDown else { return }
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { self.flushAuthLog() }
+        authLogTimer = timer
+    }
+
+    private func flushAuthLog() {
+        let now = Self.monotonicMilliseconds()
+        for line in authLog.flush(now: now) { logger.notice("\(line)") }
+        guard authLog.isEmpty else { return }
+        authLimiter.prune(now: now)
+        authLogTimer?.close()
+        authLogTimer = nil
+    }
+
+    /// CLOCK_MONOTONIC in milliseconds.
+    static func monotonicMilliseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
     }
 
     // MARK: - Output
