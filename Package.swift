@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
@@ -29,6 +30,7 @@ let package = Package(
             "PageSyncCore", "UV",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Configuration", package: "swift-configuration"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
 
         // The pager's imperative shell: TTY, TCP, timers and signals around PagerModel.
