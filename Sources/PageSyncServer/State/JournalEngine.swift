@@ -133,7 +133,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         } else {
             size += opened.count
         }
-        liveSize = size
+        // What a snapshot of the recovered state would take: the base of the compaction rule.
+        liveSize = encodeSnapshot(Array(rooms.values)).count
         if pipeline.mode == .batch {
             let timer = UV.Timer(loop: loop)
             timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.perform(self.pipeline.tick()) }
