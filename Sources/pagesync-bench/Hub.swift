@@ -199,8 +199,10 @@ final class Hub {
                 let f = fields(of: line)
                 let room = f["room"] ?? "", pages = f["pages"] ?? "2", doc = f["doc"] ?? ""
                 guard (Int(pages) ?? 0) >= 2 else { done("the room needs 2+ pages, has \(pages)"); return }
-                // PAGE room=R page=P pages=C version=V by=NAME doc=D\n, with a 4-digit version.
-                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\n".utf8.count
+                // PAGE room=R page=P pages=C version=V by=NAME doc=D[ epoch=E]\n, with a 4-digit
+                // version (servers before epochs send no epoch=).
+                let epoch = f["epoch"].map { " epoch=\($0)" } ?? ""
+                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\(epoch)\n".utf8.count
                 let nameLength = min(32, max(1, payload.size - fixed))
                 let name = String("bench-driver-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx".prefix(nameLength))
                 step = 1

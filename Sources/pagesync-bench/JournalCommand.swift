@@ -17,7 +17,8 @@ struct JournalCommand: ParsableCommand {
             and a "closed" record, so it is a clean stop) with PageSyncCore's JournalCodec, and \
             times --starts starts from exec to "listening on" on the daemon's stderr. The \
             journal was just written, so it is in the page cache (warm). Rows: \
-            start_empty_ms, recovery_ms (median) and recovery_max_ms with n = records, \
+            start_empty_ms, recovery_ms (median) and recovery_max_ms with n = records, the \
+            daemon's CPU time until then (start_empty_cpu_ms, recovery_cpu_ms), \
             recovery_journal_mib, recovery_version_ok (1 when room <prefix>0 came back at the \
             version of its last record).
 
@@ -69,6 +70,7 @@ struct JournalCommand: ParsableCommand {
         // An empty start: the daemon journals every new room with a fresh epoch.
         let empty = try startAndStop(docs, stateDir: stateDir)
         sink.add("start_empty_ms", n: rooms, empty.milliseconds)
+        sink.add("start_empty_cpu_ms", n: rooms, empty.cpuMilliseconds)
         guard let existing = readFile(journal) else { log("no journal after the first start"); throw ExitCode(1) }
         let saved = JournalRecovery(scanning: existing)
         guard saved.rooms.count == rooms, let bootID = saved.lastBootID else {
@@ -97,6 +99,7 @@ struct JournalCommand: ParsableCommand {
         log("journal of \(records) room records: \(bytes.count) bytes")
 
         var times: [Double] = []
+        var cpuTimes: [Double] = []
         var versionOK = true
         for _ in 0..<max(1, starts) {
             try writeFile(journal, bytes)
@@ -108,10 +111,12 @@ struct JournalCommand: ParsableCommand {
                 }
             }
             times.append(start.milliseconds)
-            log("recovered \(records) records: listening after \(fmt(start.milliseconds)) ms")
+            cpuTimes.append(start.cpuMilliseconds)
+            log("recovered \(records) records: listening after \(fmt(start.milliseconds)) ms, \(fmt(start.cpuMilliseconds)) ms of CPU")
         }
         sink.add("recovery_ms", n: records, median(times) ?? 0)
         sink.add("recovery_max_ms", n: records, times.max() ?? 0)
+        sink.add("recovery_cpu_ms", n: records, median(cpuTimes) ?? 0)
         sink.add("recovery_version_ok", n: records, versionOK ? 1 : 0)
     }
 
@@ -165,9 +170,9 @@ struct JournalCommand: ParsableCommand {
         log("\(changes) pipelined changes in \(fmt(seconds, 2)) s (\(errors) errors); state dir \(running) B, after 2 s \(settled) B, stopped \(final) B")
     }
 
-    /// Starts the daemon on `docs`, times exec to "listening on", runs `probe` with its port,
-    /// and stops it with SIGTERM.
-    private func startAndStop(_ docs: [String], stateDir: String, probe: (Int) -> Void = { _ in }) throws -> (milliseconds: Double, port: Int) {
+    /// Starts the daemon on `docs`, times exec to "listening on" (wall clock, and the CPU time
+    /// the daemon used until then), runs `probe` with its port, and stops it with SIGTERM.
+    private func startAndStop(_ docs: [String], stateDir: String, probe: (Int) -> Void = { _ in }) throws -> (milliseconds: Double, cpuMilliseconds: Double, port: Int) {
         let started = monotonicNanoseconds()
         guard let child = Spawn.run(daemon, docs + ["--listen", "127.0.0.1:0", "--state-dir", stateDir, "--wrap"] + daemonArgs,
                                     stderrPipe: true, stdoutToNull: true), let errFD = child.stderr else {
@@ -176,9 +181,10 @@ struct JournalCommand: ParsableCommand {
         defer { kill(child.pid, SIGTERM); Spawn.wait(child.pid) }
         guard let port = DaemonOutput.waitForListening(errFD) else { log("\(daemon) did not report \"listening on\""); throw ExitCode(1) }
         let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
+        let cpu = ProcessProbe.cpuMilliseconds(pid: child.pid) ?? 0
         DaemonOutput.drainInBackground(errFD)
         probe(port)
-        return (milliseconds, port)
+        return (milliseconds, cpu, port)
     }
 
     /// The version in the HELLO of a new connection (the first room's).

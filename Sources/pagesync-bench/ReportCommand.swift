@@ -43,7 +43,9 @@ struct ReportCommand: ParsableCommand {
         ("doc_open_ms", "document: open+index until listening (ms)"), ("doc_hwm_mib", "document: peak RSS VmHWM (MiB)"),
         ("doc_text_p50_us", "document: TEXT middle page p50 (µs)"), ("doc_text_p99_us", "document: TEXT middle page p99 (µs)"),
         ("start_empty_ms", "start on an empty state dir: exec until listening (ms)"),
+        ("start_empty_cpu_ms", "start on an empty state dir: daemon CPU until listening (ms)"),
         ("recovery_ms", "recovery: exec until listening, median (ms)"), ("recovery_max_ms", "recovery: exec until listening, slowest (ms)"),
+        ("recovery_cpu_ms", "recovery: daemon CPU until listening, median (ms)"),
         ("recovery_journal_mib", "recovery: journal size (MiB)"), ("recovery_version_ok", "recovery: versions came back right (1 = yes)"),
         ("pipelined_cps", "pipelined changes/s on one connection (batch)"),
         ("diskuse_bytes", "state dir after the last change (bytes)"), ("diskuse_settled_bytes", "state dir 2 s later (bytes)"),
@@ -60,7 +62,7 @@ struct ReportCommand: ParsableCommand {
         if key.metric.hasPrefix("doc_") { return "\(name), \(key.n) MiB" }
         if key.metric.hasPrefix("recovery_") { return "\(name), \(groupThousands(key.n)) records" }
         if key.metric.hasPrefix("diskuse_") || key.metric == "pipelined_cps" { return "\(name), \(groupThousands(key.n)) changes" }
-        if key.metric == "start_empty_ms" { return "\(name), \(key.n) rooms" }
+        if key.metric.hasPrefix("start_empty") { return "\(name), \(key.n) rooms" }
         if key.metric.hasPrefix("durable_") { return "\(name), \(key.n) client\(key.n == 1 ? "" : "s")" }
         return "\(name), N=\(key.n)"
     }
@@ -103,8 +105,10 @@ struct ReportCommand: ParsableCommand {
         var header = "| metric | " + labels.joined(separator: " | ")
         var rule = "| --- |" + String(repeating: " ---: |", count: labels.count)
         for r in ratioLabels { header += " | \(primary)/\(r)"; rule += " ---: |" }
-        print(header + " |")
-        print(rule)
+        if !keys.isEmpty {
+            print(header + " |")
+            print(rule)
+        }
         for key in keys.sorted() {
             var row = "| \(ReportCommand.title(key)) |"
             for label in labels {
