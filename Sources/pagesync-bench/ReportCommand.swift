@@ -28,6 +28,7 @@ struct ReportCommand: ParsableCommand {
     static let order: [(String, String)] = [
         ("fanout_p50_us", "fan-out p50 (µs)"), ("fanout_p90_us", "fan-out p90 (µs)"),
         ("fanout_p99_us", "fan-out p99 (µs)"), ("fanout_max_us", "fan-out max (µs)"),
+        ("fanout_first_p50_us", "first follower reached p50 (µs)"), ("fanout_first_p99_us", "first follower reached p99 (µs)"),
         ("throughput_dps", "fan-out throughput (deliveries/s)"), ("delivered_pct", "delivered (% of N×M)"),
         ("throughput_cps", "changes/s until every follower has the last one"),
         ("paced_dps", "paced throughput, 1 change in flight (deliveries/s)"), ("paced_delivered_pct", "paced: delivered (% of N×M)"),
@@ -149,7 +150,7 @@ struct ReportCommand: ParsableCommand {
         let present = Set(runs.flatMap { $0.keys })
         let subjects = ratioLabelsOption.split(separator: ",").map(String.init).filter { present.contains($0) }
         let references = ["redis", "floor"].filter { present.contains($0) }
-        let rows = keys.filter { ["fanout_p50_us", "fanout_p99_us", "mem_per_conn_bytes"].contains($0.metric) }.sorted()
+        let rows = keys.filter { ["fanout_p50_us", "fanout_p99_us", "fanout_first_p50_us", "mem_per_conn_bytes"].contains($0.metric) }.sorted()
         guard !subjects.isEmpty, !references.isEmpty, !rows.isEmpty else { return }
         print("")
         print("#### Fan-out ratios (each within one run, then the median)")
