@@ -31,17 +31,17 @@ struct DocumentsCommand: ParsableCommand {
             let stateDir = "\(dir)/state-\(mib)"
             mkdir(stateDir, 0o755)
             let started = monotonicNanoseconds()
-            guard let child = Spawn.run(daemon, [path, "--listen", "127.0.0.1:0", "--state-dir", stateDir, "--no-fsync"] + daemonArgs,
+            guard let child = Spawn.run(daemon, [path, "--listen", "127.0.0.1:0", "--state-dir", stateDir] + daemonArgs,
                                         stderrPipe: true, stdoutToNull: true), let errFD = child.stderr else {
                 log("cannot start \(daemon)"); throw ExitCode(1)
             }
             defer { kill(child.pid, SIGTERM); Spawn.wait(child.pid) }
-            guard let port = waitForListening(errFD) else {
+            guard let port = DaemonOutput.waitForListening(errFD) else {
                 log("\(daemon) did not report \"listening on\" for \(path)"); throw ExitCode(1)
             }
             let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
             let hwm = ProcessProbe.statusKiB(pid: child.pid, field: "VmHWM") ?? 0
-            drainInBackground(errFD)
+            DaemonOutput.drainInBackground(errFD)
             sink.add("doc_open_ms", n: mib, milliseconds)
             sink.add("doc_hwm_mib", n: mib, Double(hwm) / 1024)
             let samples = textLatencies(port: port, count: texts)
@@ -81,47 +81,6 @@ struct DocumentsCommand: ParsableCommand {
             guard n == take else { log("short write to \(path)"); throw ExitCode(1) }
             written += take
         }
-    }
-
-    /// Reads the daemon's stderr until a "listening on HOST:PORT" line; returns the port.
-    private func waitForListening(_ fd: Int32) -> Int? {
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return nil }
-            pending += buffer[0..<n]
-            while let nl = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<nl], as: UTF8.self)
-                pending.removeSubrange(...nl)
-                FileHandleless.echo(line)
-                let words = line.split(separator: " ")
-                guard let at = words.indices.first(where: { $0 + 2 < words.count + 0 && words[$0] == "listening" && words[$0 + 1] == "on" }),
-                      at + 2 < words.count else { continue }
-                let rest = words[at + 2]
-                if let colon = rest.lastIndex(of: ":"), let port = Int(rest[rest.index(after: colon)...].filter(\.isNumber)) {
-                    return port
-                }
-            }
-        }
-    }
-
-    /// Keeps reading (and discarding) the daemon's stderr so it never blocks on a full pipe.
-    private func drainInBackground(_ fd: Int32) {
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { argument in
-            let fd = Int32(Int(bitPattern: argument))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-            }
-            close(fd)
-            return nil
-        }, UnsafeMutableRawPointer(bitPattern: Int(fd)))
-        pthread_detach(thread)
     }
 
     /// `count` sequential `TEXT <middle page>` requests on one blocking connection; microseconds.

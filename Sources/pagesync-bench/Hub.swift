@@ -199,8 +199,10 @@ final class Hub {
                 let f = fields(of: line)
                 let room = f["room"] ?? "", pages = f["pages"] ?? "2", doc = f["doc"] ?? ""
                 guard (Int(pages) ?? 0) >= 2 else { done("the room needs 2+ pages, has \(pages)"); return }
-                // PAGE room=R page=P pages=C version=V by=NAME doc=D\n, with a 4-digit version.
-                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\n".utf8.count
+                // PAGE room=R page=P pages=C version=V by=NAME doc=D[ epoch=E]\n, with a 4-digit
+                // version (servers before epochs send no epoch=).
+                let epoch = f["epoch"].map { " epoch=\($0)" } ?? ""
+                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\(epoch)\n".utf8.count
                 let nameLength = min(32, max(1, payload.size - fixed))
                 let name = String("bench-driver-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx".prefix(nameLength))
                 step = 1
@@ -261,9 +263,10 @@ final class Hub {
     // MARK: Phases
 
     /// Fan-out latency: one change at a time; the next change goes out once every worker has
-    /// reported that all of its followers have the current one. Returns microseconds per change.
-    func latency(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping ([Double], String?) -> Void) {
-        guard let driver else { done([], "no driver"); return }
+    /// reported that all of its followers have the current one. Returns microseconds per change
+    /// until the last follower has it, and until the first one has it.
+    func latency(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping ([Double], [Double], String?) -> Void) {
+        guard let driver else { done([], [], "no driver"); return }
         let state = PhaseState(changes: changes, workers: links.count)
         let watchdog = UV.Timer(loop: loop)
         var finished = false
@@ -272,7 +275,7 @@ final class Hub {
             finished = true
             watchdog.close()
             for link in links { link.onLine = nil }
-            done(state.results, error)
+            done(state.results, state.firstResults, error)
         }
         func send(_ seq: Int) {
             let bytes = change(seq)
@@ -284,13 +287,17 @@ final class Hub {
             link.onLine = { line, _ in
                 guard line.hasASCIIPrefix("R ") else { return }
                 let words = line.string.split(separator: " ")
-                guard words.count == 3, let seq = Int(words[1]), let t = UInt64(words[2]), seq <= changes else { return }
+                guard words.count >= 3, let seq = Int(words[1]), let t = UInt64(words[2]), seq <= changes else { return }
                 state.reported[seq] += 1
                 if t > state.lastTimes[seq] { state.lastTimes[seq] = t }
+                if words.count >= 4, let first = UInt64(words[3]), first > 0,
+                   state.firstTimes[seq] == 0 || first < state.firstTimes[seq] { state.firstTimes[seq] = first }
                 if state.reported[seq] == links.count {
                     let sent = state.sendTimes[seq]
                     let last = state.lastTimes[seq]
                     state.results.append(last > sent ? Double(last - sent) / 1000 : 0)
+                    let first = state.firstTimes[seq]
+                    state.firstResults.append(first > sent ? Double(first - sent) / 1000 : 0)
                     if seq < changes { send(seq + 1) } else { finish(nil) }
                 }
             }
@@ -432,13 +439,16 @@ final class Hub {
 final class PhaseState {
     var sendTimes: [UInt64]
     var lastTimes: [UInt64]
+    var firstTimes: [UInt64]
     var reported: [Int]
     var results: [Double] = []
+    var firstResults: [Double] = []
     var progress: UInt64 = monotonicNanoseconds()
 
     init(changes: Int, workers: Int) {
         sendTimes = [UInt64](repeating: 0, count: changes + 1)
         lastTimes = [UInt64](repeating: 0, count: changes + 1)
+        firstTimes = [UInt64](repeating: 0, count: changes + 1)
         reported = [Int](repeating: 0, count: changes + 1)
     }
 }

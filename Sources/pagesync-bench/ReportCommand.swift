@@ -10,7 +10,10 @@ struct ReportCommand: ParsableCommand {
 
     @Argument(help: "Result TSV files, one per run.") var files: [String]
     @Option(help: "The label the ratios are computed for.") var primary = "pagesyncd"
-    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-fsync,redis,nats,floor"
+    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
+    @Option(name: .customLong("ratio-labels"), help: "Labels whose fan-out p50/p99 and idle RSS are also given as ratios to redis and the floor (a second table), comma-separated.") var ratioLabelsOption = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync"
+    @Option(name: .customLong("durable-columns"), help: "Column order of the durable-throughput table.") var durableColumns = "pagesyncd,pagesyncd-always,redis,redis-always"
+    @Option(name: .customLong("durable-ratios"), help: "Ratios of the durable-throughput table, as a/b pairs, comma-separated.") var durableRatios = "pagesyncd/redis,pagesyncd-always/redis-always"
 
     struct Key: Hashable, Comparable {
         var metric: String, n: Int
@@ -25,6 +28,7 @@ struct ReportCommand: ParsableCommand {
     static let order: [(String, String)] = [
         ("fanout_p50_us", "fan-out p50 (µs)"), ("fanout_p90_us", "fan-out p90 (µs)"),
         ("fanout_p99_us", "fan-out p99 (µs)"), ("fanout_max_us", "fan-out max (µs)"),
+        ("fanout_first_p50_us", "first follower reached p50 (µs)"), ("fanout_first_p99_us", "first follower reached p99 (µs)"),
         ("throughput_dps", "fan-out throughput (deliveries/s)"), ("delivered_pct", "delivered (% of N×M)"),
         ("throughput_cps", "changes/s until every follower has the last one"),
         ("paced_dps", "paced throughput, 1 change in flight (deliveries/s)"), ("paced_delivered_pct", "paced: delivered (% of N×M)"),
@@ -39,6 +43,16 @@ struct ReportCommand: ParsableCommand {
         ("payload_bytes", "bytes per delivery (payload)"), ("failed", "bench failed (runs)"),
         ("doc_open_ms", "document: open+index until listening (ms)"), ("doc_hwm_mib", "document: peak RSS VmHWM (MiB)"),
         ("doc_text_p50_us", "document: TEXT middle page p50 (µs)"), ("doc_text_p99_us", "document: TEXT middle page p99 (µs)"),
+        ("start_empty_ms", "start on an empty state dir: exec until listening (ms)"),
+        ("start_empty_cpu_ms", "start on an empty state dir: daemon CPU until listening (ms)"),
+        ("recovery_ms", "recovery: exec until listening, median (ms)"), ("recovery_max_ms", "recovery: exec until listening, slowest (ms)"),
+        ("recovery_cpu_ms", "recovery: daemon CPU until listening, median (ms)"),
+        ("recovery_journal_mib", "recovery: journal size (MiB)"), ("recovery_version_ok", "recovery: versions came back right (1 = yes)"),
+        ("pipelined_cps", "pipelined changes/s on one connection (batch)"),
+        ("diskuse_bytes", "state dir after the last change (bytes)"), ("diskuse_settled_bytes", "state dir 2 s later (bytes)"),
+        ("diskuse_stopped_bytes", "state dir after a clean stop (bytes)"), ("diskuse_errors", "ERR replies while filling"),
+        ("durable_cps", "durable changes/s"), ("durable_p50_us", "durable change p50 (µs)"),
+        ("durable_p99_us", "durable change p99 (µs)"), ("durable_errors", "durable ERR replies"), ("durable_failed", "durable bench failed"),
     ]
 
     static func rank(_ metric: String) -> Int { order.firstIndex { $0.0 == metric } ?? order.count }
@@ -47,6 +61,10 @@ struct ReportCommand: ParsableCommand {
         let name = order.first { $0.0 == key.metric }?.1 ?? key.metric
         guard key.n > 0 else { return name }
         if key.metric.hasPrefix("doc_") { return "\(name), \(key.n) MiB" }
+        if key.metric.hasPrefix("recovery_") { return "\(name), \(groupThousands(key.n)) records" }
+        if key.metric.hasPrefix("diskuse_") || key.metric == "pipelined_cps" { return "\(name), \(groupThousands(key.n)) changes" }
+        if key.metric.hasPrefix("start_empty") { return "\(name), \(key.n) rooms" }
+        if key.metric.hasPrefix("durable_") { return "\(name), \(key.n) client\(key.n == 1 ? "" : "s")" }
         return "\(name), N=\(key.n)"
     }
 
@@ -69,17 +87,29 @@ struct ReportCommand: ParsableCommand {
             }
             runs.append(run)
         }
+        let allLabels = labels
+        func isDurable(_ key: Key) -> Bool { key.metric.hasPrefix("durable_") }
+        var keys = Set<Key>()
+        var mainLabels = Set<String>()
+        for run in runs {
+            for (label, values) in run {
+                let main = values.keys.filter { !isDurable($0) }
+                keys.formUnion(main)
+                if !main.isEmpty { mainLabels.insert(label) }
+            }
+        }
+        labels = labels.filter { mainLabels.contains($0) || (skipped[$0] != nil && $0 != "redis-always") }
         let preferred = columns.split(separator: ",").map(String.init)
         labels = preferred.filter { labels.contains($0) } + labels.filter { !preferred.contains($0) }
         let ratioLabels = ["redis", "nats", "floor"].filter { labels.contains($0) && skipped[$0] == nil }
-        var keys = Set<Key>()
-        for run in runs { for (_, values) in run { keys.formUnion(values.keys) } }
 
         var header = "| metric | " + labels.joined(separator: " | ")
         var rule = "| --- |" + String(repeating: " ---: |", count: labels.count)
         for r in ratioLabels { header += " | \(primary)/\(r)"; rule += " ---: |" }
-        print(header + " |")
-        print(rule)
+        if !keys.isEmpty {
+            print(header + " |")
+            print(rule)
+        }
         for key in keys.sorted() {
             var row = "| \(ReportCommand.title(key)) |"
             for label in labels {
@@ -102,6 +132,70 @@ struct ReportCommand: ParsableCommand {
         }
         print("")
         print("Medians over \(runs.count) run(s); each ratio is computed within one run, then the median is taken.")
+        printFanoutRatios(runs, keys: keys)
+        printDurable(runs, labels: allLabels, skipped: skipped)
+    }
+
+    /// Within-run ratio of `a` to `b` for `key`, median over runs.
+    private func ratio(_ runs: [[String: [Key: Double]]], _ a: String, _ b: String, _ key: Key) -> String {
+        let ratios = runs.compactMap { run -> Double? in
+            guard let x = run[a]?[key], let y = run[b]?[key], y != 0 else { return nil }
+            return x / y
+        }
+        return median(ratios).map { fmt($0, 2) } ?? "–"
+    }
+
+    /// Fan-out p50/p99 and idle RSS of each pagesyncd build and mode, as ratios to redis and the floor.
+    private func printFanoutRatios(_ runs: [[String: [Key: Double]]], keys: Set<Key>) {
+        let present = Set(runs.flatMap { $0.keys })
+        let subjects = ratioLabelsOption.split(separator: ",").map(String.init).filter { present.contains($0) }
+        let references = ["redis", "floor"].filter { present.contains($0) }
+        let rows = keys.filter { ["fanout_p50_us", "fanout_p99_us", "fanout_first_p50_us", "mem_per_conn_bytes"].contains($0.metric) }.sorted()
+        guard !subjects.isEmpty, !references.isEmpty, !rows.isEmpty else { return }
+        print("")
+        print("#### Fan-out ratios (each within one run, then the median)")
+        print("")
+        var header = "| metric |", rule = "| --- |"
+        for s in subjects { for r in references { header += " \(s)/\(r) |"; rule += " ---: |" } }
+        print(header)
+        print(rule)
+        for key in rows {
+            var row = "| \(ReportCommand.title(key)) |"
+            for s in subjects { for r in references { row += " \(ratio(runs, s, r, key)) |" } }
+            print(row)
+        }
+    }
+
+    /// The durable-throughput table: changes/s and latency per client count, with the ratios.
+    private func printDurable(_ runs: [[String: [Key: Double]]], labels: [String], skipped: [String: String]) {
+        var keys = Set<Key>()
+        for run in runs { for (_, values) in run { keys.formUnion(values.keys.filter { $0.metric.hasPrefix("durable_") }) } }
+        guard !keys.isEmpty else { return }
+        let preferred = durableColumns.split(separator: ",").map(String.init)
+        let columns = preferred.filter { labels.contains($0) }
+        let pairs: [(String, String)] = durableRatios.split(separator: ",").compactMap { pair in
+            let parts = pair.split(separator: "/").map(String.init)
+            guard parts.count == 2, columns.contains(parts[0]), columns.contains(parts[1]) else { return nil }
+            return (parts[0], parts[1])
+        }
+        print("")
+        print("#### Durable throughput (closed loop, one client per room, one change in flight each)")
+        print("")
+        var header = "| metric | " + columns.joined(separator: " | ") + " |"
+        var rule = "| --- |" + String(repeating: " ---: |", count: columns.count)
+        for (a, b) in pairs { header += " \(a)/\(b) |"; rule += " ---: |" }
+        print(header)
+        print(rule)
+        for key in keys.sorted() {
+            var row = "| \(ReportCommand.title(key)) |"
+            for label in columns {
+                if skipped[label] != nil { row += " skipped |"; continue }
+                let values = runs.compactMap { $0[label]?[key] }
+                row += " \(median(values).map { ReportCommand.show($0) } ?? "–") |"
+            }
+            for (a, b) in pairs { row += " \(ratio(runs, a, b, key)) |" }
+            print(row)
+        }
     }
 
     static func show(_ value: Double) -> String {

@@ -152,8 +152,8 @@ struct Run: ParsableCommand {
                 // Latency.
                 let base: Int = runner.sync { done in hub.value.phaseBase(done) }
                 _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base) \(changes) L" }, expect: "ARMED", done) }
-                let (latencies, latencyError): ([Double], String?) = runner.sync { done in
-                    hub.value.latency(wrapped.value, changes: changes, stallMs: 10_000) { done(($0, $1)) }
+                let (latencies, firstLatencies, latencyError): ([Double], [Double], String?) = runner.sync { done in
+                    hub.value.latency(wrapped.value, changes: changes, stallMs: 10_000) { done(($0, $1, $2)) }
                 }
                 if let latencyError { log("\(sink.label) N=\(n) latency: \(latencyError)"); sink.add("fanout_errors", n: n, 1) }
                 // Drop the first 5% as warm-up.
@@ -164,6 +164,12 @@ struct Run: ParsableCommand {
                     sink.add("fanout_p99_us", n: n, p.p99)
                     sink.add("fanout_max_us", n: n, p.max)
                     log("\(sink.label) N=\(n) fan-out: p50 \(fmt(p.p50)) p90 \(fmt(p.p90)) p99 \(fmt(p.p99)) max \(fmt(p.max)) us over \(p.count)")
+                }
+                // The same changes, until the first follower has each.
+                if let p = Percentiles(Array(firstLatencies.dropFirst(max(1, firstLatencies.count / 20)))) {
+                    sink.add("fanout_first_p50_us", n: n, p.p50)
+                    sink.add("fanout_first_p99_us", n: n, p.p99)
+                    log("\(sink.label) N=\(n) first follower: p50 \(fmt(p.p50)) p99 \(fmt(p.p99)) us")
                 }
 
                 // Throughput.

@@ -56,6 +56,17 @@ enum ProcessProbe {
         return nil
     }
 
+    /// User plus system CPU time the process has used so far, in milliseconds (from
+    /// `/proc/<pid>/stat`, in clock ticks); nil if unreadable.
+    static func cpuMilliseconds(pid: Int32) -> Double? {
+        guard let text = readSmallFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // fields[0] is the state (field 3 of stat); utime and stime are fields 14 and 15.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return ticks > 0 ? (user + system) * 1000 / ticks : nil
+    }
+
     /// Number of open file descriptors (entries of `/proc/<pid>/fd`); nil if unreadable.
     static func fdCount(pid: Int32) -> Int? {
         guard let dir = opendir("/proc/\(pid)/fd") else { return nil }

@@ -18,8 +18,8 @@ final class Follower {
 /// coordinator -> worker: `OPEN <count> <idle-timeout-ms>`, `ARM <base> <changes> <L|T>`,
 /// `CLOSEALL`, `CHURN <concurrency> <ms>`, `QUIT`.
 /// worker -> coordinator: `WORKER <id>`, `OPENED <ready> <errors> <reasons>`, `ARMED`,
-/// `R <seq> <ns>` (latency: every follower of this worker has change `seq`; `ns` = the last
-/// receipt, CLOCK_MONOTONIC), `T <ns> <delivered> <lost>` (throughput: every follower has the
+/// `R <seq> <ns> <first-ns>` (latency: every follower of this worker has change `seq`; `ns` =
+/// the last receipt, `first-ns` the first, CLOCK_MONOTONIC), `T <ns> <delivered> <lost>` (throughput: every follower has the
 /// last change), `CLOSED <lost>`, `CHURNED <cycles> <errors> <reasons>`.
 final class Worker {
     enum Mode { case idle, latency, throughput }
@@ -53,6 +53,7 @@ final class Worker {
     private var changes = 0
     private var counts: [Int32] = []
     private var lastTimes: [UInt64] = []
+    private var firstTimes: [UInt64] = []
     private var nextReport = 1
     private var doneCount = 0
     private var doneTime: UInt64 = 0
@@ -254,6 +255,7 @@ final class Worker {
                 for s in (previous + 1)...upper {
                     counts[s] += 1
                     if now > lastTimes[s] { lastTimes[s] = now }
+                    if firstTimes[s] == 0 || now < firstTimes[s] { firstTimes[s] = now }
                 }
             }
             reportLatency()
@@ -268,7 +270,7 @@ final class Worker {
 
     private func reportLatency() {
         while mode == .latency && nextReport <= changes && Int(counts[nextReport]) >= readyCount {
-            send("R \(nextReport) \(lastTimes[nextReport])")
+            send("R \(nextReport) \(lastTimes[nextReport]) \(firstTimes[nextReport])")
             nextReport += 1
         }
     }
@@ -309,6 +311,7 @@ final class Worker {
         self.mode = mode
         counts = mode == .latency ? [Int32](repeating: 0, count: changes + 1) : []
         lastTimes = mode == .latency ? [UInt64](repeating: 0, count: changes + 1) : []
+        firstTimes = lastTimes
         nextReport = 1
         doneCount = 0
         doneTime = 0
