@@ -27,6 +27,12 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var token: String?
     /// `--no-fsync`.
     public var noFsync: Bool = false
+    /// `--idle-timeout`.
+    public var idleTimeoutSeconds: Int?
+    /// `--max-clients-per-address`.
+    public var maxClientsPerAddress: Int?
+    /// `--who-page-size`.
+    public var whoPageSize: Int?
 
     /// No overrides.
     public init() {}
@@ -75,6 +81,9 @@ public enum ConfigLoader {
         if let n = overrides.maxClients { config.maxClients = n }
         if let n = overrides.maxLineLength { config.maxLineLength = n }
         if overrides.noFsync { config.fsync = false }
+        if let n = overrides.idleTimeoutSeconds { config.idleTimeoutSeconds = n }
+        if let n = overrides.maxClientsPerAddress { config.maxClientsPerAddress = n }
+        if let n = overrides.whoPageSize { config.whoPageSize = n }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -99,6 +108,9 @@ public enum ConfigLoader {
         if let n = try keys.int("max-text") { config.maxTextBytes = n }
         if let n = try keys.int("keepalive") { config.keepAliveSeconds = n }
         if let b = try keys.bool("fsync") { config.fsync = b }
+        if let n = try keys.int("idle-timeout") { config.idleTimeoutSeconds = n }
+        if let n = try keys.int("max-clients-per-address") { config.maxClientsPerAddress = n }
+        if let n = try keys.int("who-page-size") { config.whoPageSize = n }
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in

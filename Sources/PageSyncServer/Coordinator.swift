@@ -108,6 +108,10 @@ public actor Coordinator {
     private let tokenVerifier = TokenVerifier()
     private var authLog = AuthFailureLog()
     private var authLogTimer: UV.Timer?
+    /// `max-clients-per-address` and `idle-timeout`.
+    private var addressLimiter = AddressLimiter(limit: 1000)
+    private var idleTracker = IdleTracker(timeoutMilliseconds: 1)
+    private var idleTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`. Call ``start()`` on the loop thread next.
     public init(
@@ -270,6 +274,8 @@ public actor Coordinator {
         heldRetryTimer = nil
         authLogTimer?.close()
         authLogTimer = nil
+        idleTimer?.close()
+        idleTimer = nil
         // Stop once every connection has flushed and closed; peers that do not
         // read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
@@ -301,6 +307,16 @@ public actor Coordinator {
             logger.warning("refused \(connection.peerDescription): server full (\(config.maxClients) clients)")
             return
         }
+        // One address may not take every slot; connections that never finish a line count too.
+        addressLimiter.limit = config.maxClientsPerAddress
+        let address = PeerAddress.host(ofPeer: connection.peerDescription)
+        guard addressLimiter.admit(address: address, connection: nextSessionID, isOpen: { sessions[$0] != nil }) else {
+            connection.write(Wire.error(ProtocolError(
+                code: .full, message: "too many connections from your address (\(config.maxClientsPerAddress))", closesConnection: true)))
+            connection.shutdownAndClose()
+            logger.debug("refused \(connection.peerDescription): \(config.maxClientsPerAddress) connections from \(address) already")
+            return
+        }
         connection.setNoDelay(true)
         connection.setKeepAlive(seconds: config.keepAliveSeconds)
         let id = nextSessionID
@@ -313,6 +329,7 @@ public actor Coordinator {
         runtime.members[id] = session
         stage(session, Wire.hello(runtime.snapshot, control: session.control, name: session.name))
         connection.onWritesDrained = { self.writesDrained(id: id) }
+        trackIdle(id)
         startReading(session)
         logger.debug("client \(session.name) connected from \(connection.peerDescription)")
     }
@@ -392,6 +409,7 @@ public actor Coordinator {
     // MARK: - Commands
 
     private func handle(_ line: [UInt8], from session: Session) {
+        if idleTimer != nil { idleTracker.active(session.id, now: Self.monotonicMilliseconds()) }
         switch CommandParser.parse(line) {
         case .failure(let error):
             stage(session, Wire.error(error))
@@ -456,11 +474,15 @@ public actor Coordinator {
         case .name(let name):
             session.name = name
             stage(session, Wire.ok("NAME \(name)"))
-        case .who:
-            let lines = runtime.members.values.sorted { $0.id < $1.id }.map { m -> Substring in
-                "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+        case .who(let offset):
+            // A bounded page in join order: the reply to one WHO never grows with the room.
+            let ids = runtime.members.keys.sorted()
+            let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
+            let lines = ids[page.range].compactMap { id -> Substring? in
+                guard let m = runtime.members[id] else { return nil }
+                return "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
             }
-            stage(session, Wire.multiline(header: "OK WHO \(lines.count)", lines: lines))
+            stage(session, Wire.multiline(header: page.header(total: ids.count), lines: lines))
         case .auth(let token):
             authenticate(token, from: session, in: runtime)
         case .ping(let text):
@@ -470,6 +492,41 @@ public actor Coordinator {
         case .quit:
             stage(session, Wire.ok("BYE"))
             session.closeAfterFlush = true
+        }
+    }
+
+    // MARK: - Idle connections
+
+    /// Starts watching a new connection when `idle-timeout` is on (the sweep timer runs
+    /// only then), and adopts a changed timeout after a reload.
+    private func trackIdle(_ id: Int) {
+        guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
+        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        idleTracker.active(id, now: Self.monotonicMilliseconds())
+        guard idleTimer == nil else { return }
+        let period = min(1000, max(100, UInt64(config.idleTimeoutSeconds) * 250))
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: period, repeatMilliseconds: period) { self.closeIdleConnections() }
+        idleTimer = timer
+    }
+
+    /// Says `BYE idle for <n> s` to every connection that sent no complete line for
+    /// `idle-timeout` seconds, and closes it.
+    private func closeIdleConnections() {
+        guard config.idleTimeoutSeconds > 0, !shuttingDown else {
+            idleTimer?.close()
+            idleTimer = nil
+            idleTracker = IdleTracker(timeoutMilliseconds: 1)
+            return
+        }
+        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        let due = idleTracker.expire(now: Self.monotonicMilliseconds()) { sessions[$0] != nil }
+        for id in due {
+            guard let session = sessions[id], !session.closed, !session.closeAfterFlush else { continue }
+            stage(session, Wire.bye("idle for \(config.idleTimeoutSeconds) s"))
+            session.closeAfterFlush = true
+            session.connection.stopReading()
+            logger.debug("client \(session.name): idle for \(config.idleTimeoutSeconds) s, closing")
         }
     }
 
