@@ -32,22 +32,23 @@ struct ConnectionLimitTests {
 
     @Test("idle-timeout: a silent or slowloris connection gets BYE and is closed; an active one stays")
     func idleTimeout() async throws {
-        try await withDaemon(Self.talk, arguments: ["--idle-timeout", "1"]) { daemon, _ in
+        try await withDaemon(Self.talk, arguments: ["--idle-timeout", "3"]) { daemon, _ in
             let (silent, _) = try await daemon.join(label: "silent")
             let (trickle, _) = try await daemon.join(label: "trickle")
             let (active, _) = try await daemon.join(label: "active")
             let started = ContinuousClock.now
-            for i in 0..<8 {
-                try await Task.sleep(for: .milliseconds(250))
+            // The active client speaks every 200 ms, far inside the 3 s timeout even on a loaded machine.
+            for i in 0..<20 {
+                try await Task.sleep(for: .milliseconds(200))
                 #expect(try await active.command("PING \(i)").header.raw == "OK PONG \(i)")
                 // Bytes, but never a line; once the daemon has closed it, sending fails.
-                if i < 3 { try await trickle.sendRaw([UInt8(ascii: "x")]) }
+                if i < 5 { try await trickle.sendRaw([UInt8(ascii: "x")]) }
             }
-            #expect(try await silent.readLine() == "BYE idle for 1 s")
+            #expect(try await silent.readLine() == "BYE idle for 3 s")
             try await silent.expectClosed()
-            #expect(try await trickle.readLine() == "BYE idle for 1 s")
+            #expect(try await trickle.readLine() == "BYE idle for 3 s")
             try await trickle.expectClosed()
-            #expect(ContinuousClock.now - started >= .milliseconds(900))
+            #expect(ContinuousClock.now - started >= .milliseconds(2900))
             #expect(try await active.ok("STATUS").int("clients") == 1, "the active client stays; the others are gone")
         }
     }
