@@ -82,8 +82,8 @@ public enum Command: Equatable, Sendable {
     case join(String)
     /// `NAME <name>`; the name is valid per `Names.isValid`.
     case name(String)
-    /// `WHO`.
-    case who
+    /// `WHO [<offset>]`: the names from position `offset` (0 when not given) on, in join order.
+    case who(offset: Int)
     /// `AUTH <token>`.
     case auth(String)
     /// `PING [<text>]`: the rest of the line, trimmed, or nil when there is none.
@@ -140,7 +140,18 @@ public enum CommandParser {
             }
         case "STATUS": return noArguments(.status, verb: verb, args)
         case "ROOMS": return noArguments(.rooms, verb: verb, args)
-        case "WHO": return noArguments(.who, verb: verb, args)
+        case "WHO":
+            guard let first = args.first else { return .success(.who(offset: 0)) }
+            if isIF(first) { return .failure(strayIF()) }
+            guard first.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+                return .failure(.malformed("\"\(first)\" is not an offset; usage: WHO [<offset>]"))
+            }
+            switch parseNumber(first, as: Int.self, what: "offset") {
+            case .failure(let e): return .failure(e)
+            case .success(let offset):
+                if let extra = extraError(verb: verb, usage: "WHO [<offset>]", args.dropFirst()) { return .failure(extra) }
+                return .success(.who(offset: offset))
+            }
         case "HELP": return noArguments(.help, verb: verb, args)
         case "QUIT": return noArguments(.quit, verb: verb, args)
         case "TEXT":

@@ -111,7 +111,7 @@ public enum Wire {
         ("ROOMS", "every room on this server"),
         ("JOIN <room>", "move to another room"),
         ("NAME <name>", "set the name others see"),
-        ("WHO", "who is in your room"),
+        ("WHO [<offset>]", "who is in your room, a page at a time"),
         ("AUTH <token>", "ask for control of a presenter room"),
         ("PING [<text>]", "check the connection"),
         ("HELP", "list the commands"),

@@ -27,6 +27,12 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var token: String?
     /// `--durability` (or `--no-fsync`, its deprecated alias for `batch`).
     public var durability: Durability?
+    /// `--idle-timeout`.
+    public var idleTimeoutSeconds: Int?
+    /// `--max-clients-per-address`.
+    public var maxClientsPerAddress: Int?
+    /// `--who-page-size`.
+    public var whoPageSize: Int?
 
     /// No overrides.
     public init() {}
@@ -75,6 +81,9 @@ public enum ConfigLoader {
         if let n = overrides.maxClients { config.maxClients = n }
         if let n = overrides.maxLineLength { config.maxLineLength = n }
         if let mode = overrides.durability { config.durability = mode }
+        if let n = overrides.idleTimeoutSeconds { config.idleTimeoutSeconds = n }
+        if let n = overrides.maxClientsPerAddress { config.maxClientsPerAddress = n }
+        if let n = overrides.whoPageSize { config.whoPageSize = n }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -107,6 +116,9 @@ public enum ConfigLoader {
             // Before the journal: `fsync: true` synced every change, `false` none.
             config.durability = b ? .always : .batch
         }
+        if let n = try keys.int("idle-timeout") { config.idleTimeoutSeconds = n }
+        if let n = try keys.int("max-clients-per-address") { config.maxClientsPerAddress = n }
+        if let n = try keys.int("who-page-size") { config.whoPageSize = n }
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in

@@ -44,6 +44,15 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("max-line"), help: ArgumentHelp("Longest command line in bytes (default 4096).", valueName: "bytes"))
     var maxLine: Int?
 
+    @Option(name: .customLong("max-clients-per-address"), help: ArgumentHelp("Connections one source address may hold; more get ERR 503 (default 1000).", valueName: "n"))
+    var maxClientsPerAddress: Int?
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Close a connection with BYE after this many seconds without a command (default 0: never).", valueName: "seconds"))
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("who-page-size"), help: ArgumentHelp("Names per WHO reply; WHO <offset> pages on (default 100).", valueName: "n"))
+    var whoPageSize: Int?
+
     @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n>.", valueName: "mode"))
     var split: String?
 
@@ -102,6 +111,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.wraps = wrap
         overrides.token = token
         overrides.durability = durability.flatMap(Durability.init(parsing:)) ?? (noFsync ? .batch : nil)
+        overrides.maxClientsPerAddress = maxClientsPerAddress
+        overrides.idleTimeoutSeconds = idleTimeout
+        overrides.whoPageSize = whoPageSize
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

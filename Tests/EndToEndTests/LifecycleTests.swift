@@ -118,7 +118,7 @@ struct LifecycleTests {
     func helpExitsZero() async throws {
         let result = try await runProcess(Binaries.pagesyncd(), ["--help"])
         #expect(result.status == 0, "\(result.output)")
-        for flag in ["--listen", "--config", "--state-dir", "--max-clients", "--max-line", "--split", "--wrap", "--token", "--log-level", "--durability"] {
+        for flag in ["--listen", "--config", "--state-dir", "--max-clients", "--max-line", "--split", "--wrap", "--token", "--log-level", "--durability", "--max-clients-per-address", "--idle-timeout", "--who-page-size"] {
             #expect(result.output.contains(flag), "--help does not mention \(flag)")
         }
     }

@@ -38,7 +38,10 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         ("JOIN slides", .join("slides")),
         ("join My-Deck_2.v1", .join("My-Deck_2.v1")),
         ("NAME ann", .name("ann")),
-        ("WHO", .who),
+        ("WHO", .who(offset: 0)),
+        ("who 100", .who(offset: 100)),
+        ("WHO 0", .who(offset: 0)),
+        ("WHO 007", .who(offset: 7)),
         ("AUTH s3cret", .auth("s3cret")),
         ("auth p@ss:w0rd!", .auth("p@ss:w0rd!")),
         ("PING", .ping(nil)),
@@ -171,7 +174,15 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
 
     // MARK: Arguments of other commands
 
-    @Test(arguments: ["STATUS", "ROOMS", "WHO", "HELP", "QUIT"])
+    @Test func whoOffsetErrors() {
+        #expect(error("WHO -1")?.message == "\"-1\" is not an offset; usage: WHO [<offset>]")
+        #expect(error("WHO x")?.message == "\"x\" is not an offset; usage: WHO [<offset>]")
+        #expect(error("WHO 1 2")?.message == "unexpected argument \"2\"; usage: WHO [<offset>]")
+        #expect(error("WHO 99999999999999999999")?.message == "number too large")
+        #expect(command("WHO 9223372036854775807") == .who(offset: Int.max))
+    }
+
+    @Test(arguments: ["STATUS", "ROOMS", "HELP", "QUIT"])
     func noArgumentCommandsRejectExtras(_ verb: String) {
         #expect(error("\(verb) extra")?.message == "unexpected argument \"extra\"; usage: \(verb)")
         #expect(error("\(verb.lowercased()) x y")?.message == "unexpected argument \"x\"; usage: \(verb)")

@@ -59,6 +59,31 @@ import Testing
         ])
     }
 
+    @Test func connectionLimitsFromTheFileAndTheCommandLine() async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", "idle-timeout: 30\nmax-clients-per-address: 50\nwho-page-size: 20\n")
+        let defaults = try await ConfigLoader.load(configFile: nil, overrides: .init(), environment: [:])
+        #expect(defaults.idleTimeoutSeconds == 0 && defaults.maxClientsPerAddress == 1000 && defaults.whoPageSize == 100)
+        let fromFile = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(fromFile.idleTimeoutSeconds == 30 && fromFile.maxClientsPerAddress == 50 && fromFile.whoPageSize == 20)
+        var overrides = CommandLineOverrides()
+        overrides.idleTimeoutSeconds = 5
+        overrides.maxClientsPerAddress = 2
+        overrides.whoPageSize = 7
+        let flags = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: [:])
+        #expect(flags.idleTimeoutSeconds == 5 && flags.maxClientsPerAddress == 2 && flags.whoPageSize == 7)
+        for (yaml, key) in [("idle-timeout: -1\n", "idle-timeout"), ("max-clients-per-address: 0\n", "max-clients-per-address"),
+                            ("who-page-size: 0\n", "who-page-size"), ("idle-timeout: soon\n", "idle-timeout")] {
+            let bad = dir.write("bad.yaml", yaml)
+            do {
+                _ = try await ConfigLoader.load(configFile: bad, overrides: .init(), environment: [:])
+                Issue.record("accepted \(yaml)")
+            } catch let error as ConfigError {
+                #expect(error.message.contains(key), "\(error)")
+            }
+        }
+    }
+
     @Test func tokenFileCanNameASystemdCredential() async throws {
         let dir = TempDir()
         dir.write("deck-token", "from-systemd\n")

@@ -47,7 +47,7 @@ public struct RoomConfig: Equatable, Sendable {
 public struct ServerConfig: Equatable, Sendable {
     /// Where to listen. Default `127.0.0.1:7777`.
     public var listen: ListenAddress
-    /// Where each room's page and version are kept (`<dir>/<room>.state`).
+    /// Where the journal of every room's state is kept (`<dir>/journal`).
     public var stateDirectory: String
     /// Connections beyond this get `ERR 503` and are closed.
     public var maxClients: Int
@@ -61,6 +61,14 @@ public struct ServerConfig: Equatable, Sendable {
     public var keepAliveSeconds: Int
     /// When a change counts as saved (see ``Durability``).
     public var durability: Durability
+    /// Seconds without a complete command line after which a connection gets `BYE` and is
+    /// closed; 0 (the default) turns this off.
+    public var idleTimeoutSeconds: Int
+    /// Open connections one source address may hold; more get `ERR 503` and are closed.
+    /// Default 1000.
+    public var maxClientsPerAddress: Int
+    /// Names in one `WHO` reply; `WHO <offset>` pages on. Default 100.
+    public var whoPageSize: Int
     /// The rooms, in order. The first is the default room new clients join.
     public var rooms: [RoomConfig]
 
@@ -74,6 +82,9 @@ public struct ServerConfig: Equatable, Sendable {
         outputHighWater: Int = 256 << 10,
         keepAliveSeconds: Int = 60,
         durability: Durability = .default,
+        idleTimeoutSeconds: Int = 0,
+        maxClientsPerAddress: Int = 1000,
+        whoPageSize: Int = 100,
         rooms: [RoomConfig] = [.builtinGuide]
     ) {
         self.listen = listen
@@ -84,6 +95,9 @@ public struct ServerConfig: Equatable, Sendable {
         self.outputHighWater = outputHighWater
         self.keepAliveSeconds = keepAliveSeconds
         self.durability = durability
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxClientsPerAddress = maxClientsPerAddress
+        self.whoPageSize = whoPageSize
         self.rooms = rooms
     }
 
@@ -110,6 +124,15 @@ public struct ServerConfig: Equatable, Sendable {
         guard maxTextBytes >= 1 else { throw ConfigError("max-text must be at least 1, not \(maxTextBytes)") }
         guard keepAliveSeconds >= 1 else { throw ConfigError("keepalive must be at least 1 second, not \(keepAliveSeconds)") }
         guard !stateDirectory.isEmpty else { throw ConfigError("state-dir is empty") }
+        guard idleTimeoutSeconds >= 0 else {
+            throw ConfigError("idle-timeout must be 0 (off) or a number of seconds, not \(idleTimeoutSeconds)")
+        }
+        guard maxClientsPerAddress >= 1 else {
+            throw ConfigError("max-clients-per-address must be at least 1, not \(maxClientsPerAddress)")
+        }
+        guard (1...100_000).contains(whoPageSize) else {
+            throw ConfigError("who-page-size must be between 1 and 100000, not \(whoPageSize)")
+        }
     }
 
     /// Room names for files given on the command line: `notes.txt` serves `notes`;

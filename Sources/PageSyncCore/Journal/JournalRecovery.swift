@@ -118,7 +118,8 @@ public enum RoomRestore {
     ///   - freshEpoch: the epoch for a room never saved.
     ///
     /// A saved room keeps its version; if its document changed or its page no longer
-    /// exists, that is a change: the version grows by one. Versions never go back.
+    /// exists, that is a change: the version grows by one. Versions never go back within an
+    /// epoch; a change at the last version (2^64−1) starts a new epoch at version 0.
     public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, newEpoch: Epoch?, freshEpoch: Epoch) -> Outcome {
         let count = max(1, pageCount)
         guard let saved else {
@@ -130,7 +131,13 @@ public enum RoomRestore {
         var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: newEpoch ?? saved.epoch)
         var needsSave = newEpoch != nil && newEpoch != saved.epoch
         if saved.doc != doc || page != saved.page {
-            if state.version < UInt64.max { state.version += 1 }
+            if state.version < UInt64.max {
+                state.version += 1
+            } else {
+                // No version is left in this history: the change starts a new one.
+                state.epoch = freshEpoch
+                state.version = 0
+            }
             needsSave = true
         }
         return Outcome(state: state, needsSave: needsSave)

@@ -3,6 +3,7 @@ import PageSyncCore
 
 extension Coordinator {
     func handle(_ line: [UInt8], from session: Session) {
+        if idleTimer != nil { idleTracker.active(session.id, now: Self.monotonicMilliseconds()) }
         switch CommandParser.parse(line) {
         case .failure(let error):
             stage(session, .bytes(Wire.error(error)))
@@ -58,11 +59,15 @@ extension Coordinator {
         case .name(let name):
             session.name = name
             stage(session, .bytes(Wire.ok("NAME \(name)")))
-        case .who:
-            let lines = runtime.members.values.sorted { $0.id < $1.id }.map { m -> Substring in
-                "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+        case .who(let offset):
+            // A bounded page in join order: the reply to one WHO never grows with the room.
+            let ids = runtime.members.keys.sorted()
+            let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
+            let lines = ids[page.range].compactMap { id -> Substring? in
+                guard let m = runtime.members[id] else { return nil }
+                return "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
             }
-            stage(session, .bytes(Wire.multiline(header: "OK WHO \(lines.count)", lines: lines)))
+            stage(session, .bytes(Wire.multiline(header: page.header(total: ids.count), lines: lines)))
         case .auth(let token):
             authenticate(token, from: session, in: runtime)
         case .ping(let text):

@@ -18,6 +18,16 @@ extension Coordinator {
             logger.warning("refused \(connection.peerDescription): server full (\(config.maxClients) clients)")
             return
         }
+        // One address may not take every slot; connections that never finish a line count too.
+        addressLimiter.limit = config.maxClientsPerAddress
+        let address = PeerAddress.host(ofPeer: connection.peerDescription)
+        guard addressLimiter.admit(address: address, connection: nextSessionID, isOpen: { sessions[$0] != nil }) else {
+            connection.write(Wire.error(ProtocolError(
+                code: .full, message: "too many connections from your address (\(config.maxClientsPerAddress))", closesConnection: true)))
+            connection.shutdownAndClose()
+            logger.debug("refused \(connection.peerDescription): \(config.maxClientsPerAddress) connections from \(address) already")
+            return
+        }
         connection.setNoDelay(true)
         connection.setKeepAlive(seconds: config.keepAliveSeconds)
         connection.setNotSentLowWatermark(Self.notSentLowWatermark)
@@ -31,6 +41,7 @@ extension Coordinator {
         runtime.members[id] = session
         stage(session, .deferred(.hello(room: runtime.room.name, control: session.control, name: session.name)))
         connection.onWritesDrained = { self.writesDrained(id: id) }
+        trackIdle(id)
         startReading(session)
         logger.debug("client \(session.name) connected from \(connection.peerDescription)")
     }
@@ -151,5 +162,39 @@ extension Coordinator {
         sessions[session.id] = nil
         rooms[session.room]?.members[session.id] = nil
         waiting[session.id] = nil
+    }
+
+    // MARK: - Idle connections
+
+    /// Starts watching a new connection when `idle-timeout` is on (the sweep timer runs
+    /// only then), and adopts a changed timeout after a reload.
+    func trackIdle(_ id: Int) {
+        guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
+        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        idleTracker.active(id, now: Self.monotonicMilliseconds())
+        guard idleTimer == nil else { return }
+        let period = min(1000, max(100, UInt64(config.idleTimeoutSeconds) * 250))
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: period, repeatMilliseconds: period) { self.closeIdleConnections() }
+        idleTimer = timer
+    }
+
+    /// Says `BYE idle for <n> s` to every connection that sent no complete line for
+    /// `idle-timeout` seconds, and closes it.
+    private func closeIdleConnections() {
+        guard config.idleTimeoutSeconds > 0, !shuttingDown else {
+            idleTimer?.close()
+            idleTimer = nil
+            idleTracker = IdleTracker(timeoutMilliseconds: 1)
+            return
+        }
+        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        let due = idleTracker.expire(now: Self.monotonicMilliseconds()) { sessions[$0] != nil }
+        for id in due {
+            guard let session = sessions[id], !session.outbox.isClosingOrClosed else { continue }
+            stage(session, .bytes(Wire.bye("idle for \(config.idleTimeoutSeconds) s")))
+            closeAfterFlush(session)
+            logger.debug("client \(session.name): idle for \(config.idleTimeoutSeconds) s, closing")
+        }
     }
 }

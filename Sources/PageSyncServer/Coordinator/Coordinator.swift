@@ -82,6 +82,10 @@ public actor Coordinator {
     let tokenVerifier = TokenVerifier()
     var authLog = AuthFailureLog()
     var authLogTimer: UV.Timer?
+    /// `max-clients-per-address` and `idle-timeout`.
+    var addressLimiter = AddressLimiter(limit: 1000)
+    var idleTracker = IdleTracker(timeoutMilliseconds: 1)
+    var idleTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
     /// ``start()`` on the loop thread next.
@@ -228,6 +232,8 @@ public actor Coordinator {
         statusTimer = nil
         authLogTimer?.close()
         authLogTimer = nil
+        idleTimer?.close()
+        idleTimer = nil
         // Stop once every change is settled and every connection has flushed and closed;
         // peers that do not read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)

@@ -123,8 +123,10 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
         #expect(o.state.epoch == Epoch(42) && o.state.version == 9 && o.needsSave)
     }
 
-    @Test func theVersionNeverWrapsAtTheTop() {
+    @Test func aChangeAtTheLastVersionStartsANewEpochInsteadOfReusingIt() {
         let o = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d2", newEpoch: nil, freshEpoch: fresh)
-        #expect(o.state.version == .max)
+        #expect(o.state.version == 0 && o.state.epoch == fresh && o.needsSave)
+        let same = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d1", newEpoch: nil, freshEpoch: fresh)
+        #expect(same.state.version == .max && same.state.epoch == Epoch(7) && !same.needsSave)
     }
 }

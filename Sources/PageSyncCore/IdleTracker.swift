@@ -1,0 +1,43 @@
+/// Finds connections that sent no complete command line for `idle-timeout`.
+///
+/// Pure: the owner reports activity with the time (monotonic milliseconds) and asks
+/// which connections have been idle too long. A connection that trickles bytes without
+/// ever finishing a line (slowloris) is idle: only complete lines count as activity.
+public struct IdleTracker: Sendable {
+    /// The idle time after which a connection is due to be closed, in milliseconds; >= 1.
+    public var timeoutMilliseconds: UInt64 { didSet { timeoutMilliseconds = max(1, timeoutMilliseconds) } }
+    private var lastActive: [Int: UInt64] = [:]
+
+    /// Creates a tracker closing connections idle for `timeoutMilliseconds`.
+    public init(timeoutMilliseconds: UInt64) {
+        self.timeoutMilliseconds = max(1, timeoutMilliseconds)
+    }
+
+    /// Connections being tracked.
+    public var count: Int { lastActive.count }
+
+    /// `connection` opened or sent a complete line at `now`.
+    public mutating func active(_ connection: Int, now: UInt64) {
+        lastActive[connection] = now
+    }
+
+    /// `connection` is gone: stop tracking it.
+    public mutating func remove(_ connection: Int) {
+        lastActive[connection] = nil
+    }
+
+    /// The connections idle for at least the timeout at `now`, oldest id first; they are
+    /// no longer tracked. Connections for which `isOpen` is false are dropped silently.
+    public mutating func expire(now: UInt64, isOpen: (Int) -> Bool) -> [Int] {
+        var due: [Int] = []
+        for (connection, last) in lastActive {
+            if !isOpen(connection) {
+                lastActive[connection] = nil
+            } else if now >= last && now - last >= timeoutMilliseconds {
+                due.append(connection)
+                lastActive[connection] = nil
+            }
+        }
+        return due.sorted()
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+/// Limits on connections: per address, idle time, and bounded WHO replies.
+@Suite("Connection limits and WHO paging", .timeLimit(.minutes(2)))
+struct ConnectionLimitTests {
+    static let talk: KeyValuePairs<String, String> = ["talk.txt": "one\u{0C}two\u{0C}three"]
+
+    @Test("past max-clients-per-address a connection gets ERR 503 and is closed; silent half-open ones count; a freed slot is reused")
+    func perAddressLimit() async throws {
+        try await withDaemon(Self.talk, arguments: ["--max-clients-per-address", "3"]) { daemon, _ in
+            let (first, _) = try await daemon.join(label: "first")
+            // Two slowloris clients: connected, half a line sent, never finished.
+            let slow1 = try await daemon.connect(label: "slow-1")
+            let slow2 = try await daemon.connect(label: "slow-2")
+            try await slow1.sendRaw(Array("NEX".utf8))
+            try await slow2.sendRaw(Array("G".utf8))
+            let fourth = try await daemon.connect(label: "fourth")
+            let refused = try await fourth.readServerLine()
+            #expect(refused.raw == "ERR 503 too many connections from your address (3)", "\(refused)")
+            try await fourth.expectClosed()
+            #expect(try await first.ok("STATUS").int("clients") == 3, "the slowloris connections are clients too")
+            slow1.close()
+            let reusable = try await eventually {
+                let c = try await daemon.connect(label: "again")
+                defer { c.close() }
+                return try await c.readServerLine().kind == "HELLO"
+            }
+            #expect(reusable, "a closed connection frees its slot")
+        }
+    }
+
+    @Test("idle-timeout: a silent or slowloris connection gets BYE and is closed; an active one stays")
+    func idleTimeout() async throws {
+        try await withDaemon(Self.talk, arguments: ["--idle-timeout", "3"]) { daemon, _ in
+            let (silent, _) = try await daemon.join(label: "silent")
+            let (trickle, _) = try await daemon.join(label: "trickle")
+            let (active, _) = try await daemon.join(label: "active")
+            let started = ContinuousClock.now
+            // The active client speaks every 200 ms, far inside the 3 s timeout even on a loaded machine.
+            for i in 0..<20 {
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(try await active.command("PING \(i)").header.raw == "OK PONG \(i)")
+                // Bytes, but never a line; once the daemon has closed it, sending fails.
+                if i < 5 { try await trickle.sendRaw([UInt8(ascii: "x")]) }
+            }
+            #expect(try await silent.readLine() == "BYE idle for 3 s")
+            try await silent.expectClosed()
+            #expect(try await trickle.readLine() == "BYE idle for 3 s")
+            try await trickle.expectClosed()
+            #expect(ContinuousClock.now - started >= .milliseconds(2900))
+            #expect(try await active.ok("STATUS").int("clients") == 1, "the active client stays; the others are gone")
+        }
+    }
+
+    @Test("idle-timeout is off by default: a silent connection stays open")
+    func noIdleTimeoutByDefault() async throws {
+        try await withDaemon(Self.talk) { daemon, _ in
+            let (silent, _) = try await daemon.join(label: "silent")
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(!(try await silent.hasData(within: .milliseconds(100))), "nothing was sent to a silent client")
+            #expect(try await silent.ok("STATUS").int("clients") == 1)
+        }
+    }
+
+    @Test("WHO answers with the count and a bounded page; WHO <offset> pages through everyone once")
+    func whoPaging() async throws {
+        try await withDaemon(Self.talk, arguments: ["--who-page-size", "4"]) { daemon, _ in
+            var clients: [LineClient] = []
+            for i in 0..<10 {
+                let (c, _) = try await daemon.join(label: "c\(i)")
+                try await c.ok("NAME n\(i)")
+                clients.append(c)
+            }
+            let first = try await clients[0].command("WHO")
+            #expect(first.header.raw == "OK WHO 10 next=4", "\(first.header)")
+            #expect(first.lines.count == 4)
+            var names: [String] = []
+            var offset: Int? = 0
+            while let o = offset {
+                let page = try await clients[3].command("WHO \(o)")
+                #expect(page.lines.count <= 4)
+                names += page.lines.map { String($0.split(separator: " ")[0]) }
+                offset = page.header.int("next")
+            }
+            #expect(names == (0..<10).map { "n\($0)" })
+            #expect(try await clients[0].command("WHO 10").lines.isEmpty)
+            #expect(try await clients[0].command("WHO -1").header.code == 400)
+        }
+    }
+
+    @Test("PROTOCOL.md: the WHO paging capture replays against --who-page-size 2")
+    func whoCaptureInProtocolMd() async throws {
+        let markdown = try String(contentsOf: DocumentationTests.root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
+        let blocks = try DocumentationTests.codeBlocks(in: markdown, after: "### `WHO [<offset>]`")
+        let block = try #require(blocks.first { $0.first?.hasPrefix("$ printf") == true })
+        try await withWorkspace { workspace in
+            let daemon = try await workspace.startDaemon(arguments: ["--who-page-size", "2"])
+            let (ann, _) = try await daemon.join(label: "ann")
+            try await ann.ok("NAME ann")
+            let (bob, _) = try await daemon.join(label: "bob")
+            try await bob.ok("NAME bob")
+            let script = String(block[0].dropFirst(2)).replacingOccurrences(of: "127.0.0.1 7777", with: "127.0.0.1 \(daemon.port)")
+            let result = try await runProcess("/bin/sh", ["-c", script])
+            #expect(result.status == 0, "\(result.output)")
+            let got = result.output.split(separator: "\n").map(String.init)
+            #expect(got.map(DocumentationTests.normalized) == block.dropFirst().map(DocumentationTests.normalized))
+        }
+    }
+}

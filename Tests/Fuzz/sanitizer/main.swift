@@ -1,0 +1,26 @@
+// libFuzzer target: the pager's sanitizer on any document line. A document must never
+// drive the terminal: only SGR (ESC [ digits ; : m) may pass through.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzSanitizer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let line = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+        .split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
+    let out = Array(Sanitizer.sanitize(line).unicodeScalars)
+    var i = 0
+    while i < out.count {
+        let v = out[i].value
+        if v == 0x1B {
+            precondition(i + 1 < out.count && out[i + 1] == "[", "ESC not starting CSI")
+            var j = i + 2
+            while j < out.count, (0x30...0x39).contains(out[j].value) || out[j] == ";" || out[j] == ":" { j += 1 }
+            precondition(j < out.count && out[j] == "m", "a CSI other than SGR passed through")
+            i = j + 1
+            continue
+        }
+        precondition(!(v < 0x20 || (0x7F...0x9F).contains(v)), "control character U+\(String(v, radix: 16)) passed through")
+        i += 1
+    }
+    _ = Sanitizer.plainText(line)
+    _ = Sanitizer.pieces(line)
+    return 0
+}
