@@ -422,6 +422,13 @@ public actor Coordinator {
                 return
             }
             if target !== runtime {
+                let others = target.members.values.lazy.filter { $0 !== session }.map(\.name)
+                guard UniqueNames.mayJoin(as: session.name, others: others) else {
+                    stage(session, Wire.error(ProtocolError(
+                        code: .conflict, message: "\(UniqueNames.inUseMessage): \(session.name) is in room \(name); pick another NAME first",
+                        closesConnection: false)))
+                    return
+                }
                 runtime.members[session.id] = nil
                 target.members[session.id] = session
                 session.room = name
@@ -432,6 +439,13 @@ public actor Coordinator {
         case .name(let name) where name == "-":
             stage(session, Wire.error(.malformed("\"-\" means nobody on the wire; pick another name")))
         case .name(let name):
+            let others = runtime.members.values.lazy.filter { $0 !== session }.map(\.name)
+            guard UniqueNames.mayRename(to: name, from: session.name, others: others) else {
+                let why = UniqueNames.isGuestName(name) ? "guest-<n> names are the server's" : "\(name) is here already"
+                stage(session, Wire.error(ProtocolError(
+                    code: .conflict, message: "\(UniqueNames.inUseMessage): \(why)", closesConnection: false)))
+                return
+            }
             session.name = name
             stage(session, Wire.ok("NAME \(name)"))
         case .who:
