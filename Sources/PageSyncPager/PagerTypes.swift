@@ -61,11 +61,13 @@ public struct PagerOptions: Sendable {
     public var quitIfFirstConnectionFails: Bool
     /// Seed for reconnection jitter (any value; fixed in tests).
     public var randomSeed: UInt64
+    /// `--follow`: follower only; no key ever asks the room to change (page turns browse on your own).
+    public var followOnly: Bool
 
     /// Options; only `server` is required.
     public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",
                 size: TerminalSize = TerminalSize(columns: 80, rows: 24),
-                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0) {
+                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0, followOnly: Bool = false) {
         self.room = room
         self.name = name
         self.token = token
@@ -73,6 +75,7 @@ public struct PagerOptions: Sendable {
         self.size = size
         self.quitIfFirstConnectionFails = quitIfFirstConnectionFails
         self.randomSeed = randomSeed
+        self.followOnly = followOnly
     }
 }
 
