@@ -571,7 +571,7 @@ public struct PagerModel: Sendable {
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap)
+        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors)
         if showingHelp || (key != nil && texts[key!] != nil) {
             layoutCache = LayoutCache(key: key, help: showingHelp, width: width, wrap: lineWrap, rows: rows)
         }
@@ -681,7 +681,8 @@ public struct PagerModel: Sendable {
         for (i, row) in rows.enumerated() {
             if i == rows.count - 1 {
                 let pad = max(0, size.columns - DisplayWidth.of(row))
-                s += "\u{1B}[7m" + row + String(repeating: " ", count: pad) + "\u{1B}[0m"
+                s += options.colors == .none ? row + String(repeating: " ", count: pad)
+                    : "\u{1B}[7m" + row + String(repeating: " ", count: pad) + "\u{1B}[0m"
             } else {
                 s += row + "\u{1B}[K\r\n"
             }

@@ -63,11 +63,14 @@ public struct PagerOptions: Sendable {
     public var randomSeed: UInt64
     /// `--follow`: follower only; no key ever asks the room to change (page turns browse on your own).
     public var followOnly: Bool
+    /// How much of the document's styling reaches the terminal (`NO_COLOR`, `TERM=dumb`).
+    public var colors: ColorPolicy
 
     /// Options; only `server` is required.
     public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",
                 size: TerminalSize = TerminalSize(columns: 80, rows: 24),
-                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0, followOnly: Bool = false) {
+                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0, followOnly: Bool = false,
+                colors: ColorPolicy = .full) {
         self.room = room
         self.name = name
         self.token = token
@@ -76,6 +79,7 @@ public struct PagerOptions: Sendable {
         self.quitIfFirstConnectionFails = quitIfFirstConnectionFails
         self.randomSeed = randomSeed
         self.followOnly = followOnly
+        self.colors = colors
     }
 }
 

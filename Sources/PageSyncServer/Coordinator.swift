@@ -95,6 +95,8 @@ public actor Coordinator {
     private var shuttingDown = false
 
     private var listeners: [TCPListener] = []
+    /// The address the built-in guide shows: where the first listener really listens.
+    private var guideAddress = ServerConfig.defaultListen
     private var prepare: PrepareHook?
     private var signalWatchers: [SignalWatcher] = []
     private var fileWatchers: [String: FileWatcher] = [:]
@@ -127,17 +129,6 @@ public actor Coordinator {
     /// Opens the documents, restores the saved state, starts listening and
     /// installs the signal handlers. Runs on the loop thread.
     public func start() throws(StartError) {
-        for roomConfig in config.rooms {
-            let document: Document
-            do {
-                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
-            } catch {
-                throw StartError("room \(roomConfig.name): \(error)")
-            }
-            addRoom(roomConfig, document: document)
-        }
-        persistDirtyRooms()
-
         do {
             if listenFDs.isEmpty {
                 let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
@@ -153,6 +144,23 @@ public actor Coordinator {
         } catch {
             throw StartError("cannot listen on \(config.listen): \(error)")
         }
+        // Listening comes first so the built-in guide can name the address really listened on
+        // (no connection is accepted before start() returns: it runs on the loop thread).
+        if let bound = listeners.first?.localAddress, let port = UInt16(exactly: bound.port) {
+            guideAddress = ListenAddress(host: bound.host, port: port)
+        }
+        for roomConfig in config.rooms {
+            let document: Document
+            do {
+                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                              guideAddress: guideAddress)
+            } catch {
+                throw StartError("room \(roomConfig.name): \(error)")
+            }
+            addRoom(roomConfig, document: document)
+        }
+        persistDirtyRooms()
+
 
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
@@ -670,9 +678,11 @@ public actor Coordinator {
         let roomConfig = runtime.config
         runtime.reindexGeneration += 1
         let generation = runtime.reindexGeneration
+        let guideAddress = self.guideAddress
         Task.detached { [self] in
             do throws(DocumentError) {
-                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
+                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                                 guideAddress: guideAddress)
                 await self.documentLoaded(document, for: roomConfig, generation: generation)
             } catch {
                 await self.documentFailed(room: roomConfig.name, error: error)
@@ -742,7 +752,8 @@ public actor Coordinator {
                 runtime.room.policy = roomConfig.policy
             } else {
                 do {
-                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination))
+                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                                                    guideAddress: guideAddress))
                 } catch {
                     logger.error("reload: room \(roomConfig.name): \(error); not added")
                 }

@@ -31,10 +31,12 @@ public final class Document: Sendable {
 
     /// Opens and indexes a document.
     /// - Throws: `DocumentError` with a one-line message when the file cannot be read.
-    public static func open(_ source: DocumentSource, pagination: Pagination) throws(DocumentError) -> Document {
+    /// The built-in guide names `guideAddress` in its examples: the address the daemon listens on.
+    public static func open(_ source: DocumentSource, pagination: Pagination,
+                            guideAddress: ListenAddress = ServerConfig.defaultListen) throws(DocumentError) -> Document {
         switch source {
         case .builtinGuide:
-            let bytes = BuiltinGuide.bytes
+            let bytes = BuiltinGuide.bytes(address: guideAddress)
             let index = PageIndexer.index(bytes, pagination: pagination)
             var hash = FNV1a()
             hash.add(bytes)

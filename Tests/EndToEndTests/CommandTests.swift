@@ -214,6 +214,9 @@ struct CommandTests {
             #expect((hello.pages ?? 0) >= 2)
             let text = try await client.command("TEXT 1")
             #expect(text.header.kind == "OK" && !text.lines.joined().isEmpty)
+            #expect(text.lines.contains { $0.contains("nc -q1 127.0.0.1 \(daemon.port)") },
+                    "the guide shows the address the daemon really listens on: \(text.lines)")
+            #expect(!text.lines.joined().contains("7777") || daemon.port == 7777)
             #expect(try await client.ok("NEXT").page == 2)
         }
     }

@@ -344,6 +344,33 @@ struct PagerTests {
         }
     }
 
+    @Test("overstrike shows bold and underline; blink and conceal never reach the terminal; NO_COLOR drops colours")
+    func renderingOverstrikeBlinkConcealAndNoColor() async throws {
+        let page = "N\u{08}NA\u{08}AM\u{08}ME\u{08}E and _\u{08}f_\u{08}i_\u{08}l_\u{08}e\n"
+            + "\u{1B}[5mblinking\u{1B}[0m \u{1B}[8mhidden\u{1B}[0m \u{1B}[31mred\u{1B}[0m\n"
+        try await withDaemon(["man.txt": page]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                // swift test runs tests with NO_COLOR=1 in the environment: clear it for this one.
+                try await tmux.type("t", "env -u NO_COLOR " + (try pagerCommand(daemon)), enter: true)
+                try await tmux.waitFor("t", showing: "NAME and file", "blinking hidden red")
+                let colours = try await tmux.screenWithEscapes("t")
+                #expect(!colours.contains("^H"), "\(colours)")
+                #expect(colours.contains("\u{1B}[1mNAME"), "bold: \(colours)")
+                #expect(colours.contains("\u{1B}[4mfile"), "underline: \(colours)")
+                #expect(colours.contains("\u{1B}[31mred"), "colour passes: \(colours)")
+                #expect(!colours.contains("\u{1B}[5m") && !colours.contains("\u{1B}[8m"), "\(colours)")
+
+                try await tmux.openTerminal("plain")
+                try await tmux.type("plain", "NO_COLOR=1 " + (try pagerCommand(daemon)), enter: true)
+                try await tmux.waitFor("plain", showing: "NAME and file", "blinking hidden red")
+                let plain = try await tmux.screenWithEscapes("plain")
+                #expect(plain.contains("\u{1B}[1mNAME"), "styles stay under NO_COLOR: \(plain)")
+                #expect(!plain.contains("\u{1B}[31m"), "no colour under NO_COLOR: \(plain)")
+            }
+        }
+    }
+
     @Test("reading a long page as in less: Space reads on, only the last screen turns the room; --follow never moves it")
     func pagingWithinAPage() async throws {
         let long = (1...41).map { "line \($0) of page one" }.joined(separator: "\n") + "\n\u{0C}page two\n"
