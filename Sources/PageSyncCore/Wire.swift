@@ -99,7 +99,7 @@ public enum Wire {
         ("LAST [IF <version>]", "turn to the last page"),
         ("GOTO <n> [IF <version>]", "turn to page n"),
         ("STATUS", "the room's state"),
-        ("TEXT [<n>]", "the text of page n (default: the room's current page)"),
+        ("TEXT [<n>] [FROM <offset>]", "the text of page n (default: the room's current page), from a byte offset"),
         ("ROOMS", "every room on this server"),
         ("JOIN <room>", "move to another room"),
         ("NAME <name>", "set the name others see"),
@@ -116,7 +116,10 @@ public enum Wire {
     /// `OK TEXT page=<n> pages=<count> doc=<id> bytes=<pageByteCount> lines=<l> truncated=<yes|no>`,
     /// then `bytes` split into lines (LF ends a line, a CR right before it is dropped, a last
     /// line without LF counts), invalid UTF-8 replaced by U+FFFD, dot-stuffed, then `.`.
-    public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool) -> [UInt8] {
+    /// With `piece` (a reply to `TEXT <n> FROM <offset>`), the header also carries
+    /// `from=<offset> next=<offset> split=<yes|no>`, and `truncated=yes` means more follows from `next`.
+    public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool,
+                            piece: (from: Int, next: Int, splitLine: Bool)? = nil) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(bytes.count + bytes.count / 32 + 8)
         var lineCount = 0
@@ -136,7 +139,9 @@ public enum Wire {
             lineCount += 1
             start = end + 1
         }
-        var out = line("OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lineCount) truncated=\(yesNo(truncated))")
+        var header = "OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lineCount) truncated=\(yesNo(truncated))"
+        if let piece { header += " from=\(piece.from) next=\(piece.next) split=\(yesNo(piece.splitLine))" }
+        var out = line(header)
         out.append(contentsOf: body)
         out.append(contentsOf: ".\n".utf8)
         return out

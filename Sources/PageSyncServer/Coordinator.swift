@@ -418,6 +418,25 @@ public actor Coordinator {
                 logger.error("TEXT \(page) of room \(runtime.room.name): \(error)")
                 stage(session, Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false)))
             }
+        case .textFrom(let page, let offset):
+            guard page.number <= runtime.document.pageCount else {
+                stage(session, Wire.error(NavigationError.noSuchPage(page), room: runtime.snapshot))
+                return
+            }
+            do {
+                guard let piece = try runtime.document.text(of: page, from: offset, limit: config.maxTextBytes) else {
+                    stage(session, Wire.error(ProtocolError(
+                        code: .pastEnd, message: "FROM \(offset) is past the end of page \(page)", closesConnection: false)))
+                    return
+                }
+                stage(session, Wire.text(
+                    page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id, bytes: piece.bytes,
+                    pageByteCount: piece.pageByteCount, truncated: piece.next < piece.pageByteCount,
+                    piece: (offset, piece.next, piece.splitLine)))
+            } catch {
+                logger.error("TEXT \(page) FROM \(offset) of room \(runtime.room.name): \(error)")
+                stage(session, Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false)))
+            }
         case .rooms:
             let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
                 let s = r.room.state

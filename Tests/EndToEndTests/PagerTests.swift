@@ -344,6 +344,20 @@ struct PagerTests {
         }
     }
 
+    @Test("pagesync > file writes the whole of a 12 MB single-page document, fetched in pieces, and exits 0")
+    func printsALongPageWhole() async throws {
+        let page = (1...400_000).map { "\($0) a line of the long page\n" }.joined()
+        try await withDaemon(["big.txt": page]) { daemon, workspace in
+            let out = workspace.root.path + "/printed.txt"
+            let run = try await runPagerTestProcess("/bin/sh", ["-c", "\(try pagerCommand(daemon)) > \(out)"], in: workspace)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.isEmpty, "nothing on stderr: \(run.output)")
+            let printed = try String(contentsOfFile: out, encoding: .utf8)
+            #expect(printed.utf8.count == page.utf8.count)
+            #expect(printed == page)
+        }
+    }
+
     @Test("overstrike shows bold and underline; blink and conceal never reach the terminal; NO_COLOR drops colours")
     func renderingOverstrikeBlinkConcealAndNoColor() async throws {
         let page = "N\u{08}NA\u{08}AM\u{08}ME\u{08}E and _\u{08}f_\u{08}i_\u{08}l_\u{08}e\n"

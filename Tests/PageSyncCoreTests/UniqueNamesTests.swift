@@ -27,3 +27,17 @@ import PageSyncCore
         #expect(UniqueNames.mayJoin(as: "ann", others: []))
     }
 }
+
+@Suite struct TextFromParsingTests {
+    @Test func parsesTextFrom() {
+        #expect(CommandParser.parse(Array("TEXT 3 FROM 1024".utf8)) == .success(Command.textFrom(PageNumber(3)!, offset: 1024)))
+        #expect(CommandParser.parse(Array("text 1 from 0".utf8)) == .success(Command.textFrom(PageNumber(1)!, offset: 0)))
+        if case .failure(let e) = CommandParser.parse(Array("TEXT 1 FROM".utf8)) {
+            #expect(e.message == "FROM needs a byte offset: TEXT <n> FROM <offset>")
+        } else { Issue.record("TEXT 1 FROM parsed") }
+        if case .failure(let e) = CommandParser.parse(Array("TEXT 1 FROM x".utf8)) {
+            #expect(e.message == "\"x\" is not a byte offset")
+        } else { Issue.record("TEXT 1 FROM x parsed") }
+        #expect((try? CommandParser.parse(Array("TEXT 1 FROM 2 3".utf8)).get()) == nil)
+    }
+}
