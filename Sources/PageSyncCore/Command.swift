@@ -76,6 +76,8 @@ public enum Command: Equatable, Sendable {
     case status
     /// `TEXT [<n>]`; nil means the room's current page.
     case text(PageNumber?)
+    /// `TEXT <n> FROM <offset>`: page n from byte `offset` of the page on (a piece of a long page).
+    case textFrom(PageNumber, offset: Int)
     /// `ROOMS`.
     case rooms
     /// `JOIN <room>`; the room name is valid per `Names.isValid`.
@@ -160,7 +162,16 @@ public enum CommandParser {
             switch parsePage(first) {
             case .failure(let e): return .failure(e)
             case .success(let page):
-                if let extra = extraError(verb: verb, usage: "TEXT [<n>]", args.dropFirst()) { return .failure(extra) }
+                let rest = args.dropFirst()
+                if let from = rest.first, from.uppercased() == "FROM" {
+                    let usage = "TEXT <n> FROM <offset>"
+                    guard let word = rest.dropFirst().first else {
+                        return .failure(.malformed("FROM needs a byte offset: \(usage)"))
+                    }
+                    if let extra = extraError(verb: verb, usage: usage, rest.dropFirst(2)) { return .failure(extra) }
+                    return parseNumber(word, as: Int.self, what: "byte offset").map { .textFrom(page, offset: $0) }
+                }
+                if let extra = extraError(verb: verb, usage: "TEXT [<n>]", rest) { return .failure(extra) }
                 return .success(.text(page))
             }
         case "JOIN":

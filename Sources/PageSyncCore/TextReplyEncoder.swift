@@ -1,3 +1,21 @@
+/// Where a piece of a page (`TEXT <n> FROM <offset>`) starts and where the next one does,
+/// and whether it ends inside a line longer than `max-text`.
+public struct TextPiece: Equatable, Sendable {
+    /// The byte offset in the page this piece starts at.
+    public var from: Int
+    /// The byte offset the next piece starts at.
+    public var next: Int
+    /// Whether the piece ends inside one line (a line longer than `max-text`).
+    public var splitLine: Bool
+
+    /// Creates a piece description.
+    public init(from: Int, next: Int, splitLine: Bool) {
+        self.from = from
+        self.next = next
+        self.splitLine = splitLine
+    }
+}
+
 /// The reply to `TEXT`, encoded a piece at a time, so a large page is sent as the socket
 /// drains instead of being encoded whole before anything leaves.
 ///
@@ -14,7 +32,9 @@ public struct TextReplyEncoder: Sendable {
 
     /// An encoder for the text of `page`: `bytes` as sent (possibly cut at `max-text`),
     /// `pageByteCount` the page's size in the file.
-    public init(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool) {
+    /// With `piece`, the header also carries `from= next= split=`.
+    public init(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool,
+                piece: TextPiece? = nil) {
         self.bytes = bytes
         var lines = 0
         var lastLF = -1
@@ -25,7 +45,9 @@ public struct TextReplyEncoder: Sendable {
             }
         }
         if lastLF != bytes.count - 1 && !bytes.isEmpty { lines += 1 }  // a last line without LF
-        header = Wire.line("OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lines) truncated=\(Wire.yesNo(truncated))")
+        var text = "OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lines) truncated=\(Wire.yesNo(truncated))"
+        if let piece { text += " from=\(piece.from) next=\(piece.next) split=\(Wire.yesNo(piece.splitLine))" }
+        header = Wire.line(text)
     }
 
     /// Whether every piece has been produced.

@@ -107,7 +107,7 @@ public enum Wire {
         ("LAST [IF <version>]", "turn to the last page"),
         ("GOTO <n> [IF <version>]", "turn to page n"),
         ("STATUS", "the room's state"),
-        ("TEXT [<n>]", "the text of page n (default: the room's current page)"),
+        ("TEXT [<n>] [FROM <offset>]", "the text of page n (default: the room's current page), from a byte offset"),
         ("ROOMS", "every room on this server"),
         ("JOIN <room>", "move to another room"),
         ("NAME <name>", "set the name others see"),
@@ -124,8 +124,12 @@ public enum Wire {
     /// `OK TEXT page=<n> pages=<count> doc=<id> bytes=<pageByteCount> lines=<l> truncated=<yes|no>`,
     /// then `bytes` split into lines (LF ends a line, a CR right before it is dropped, a last
     /// line without LF counts), invalid UTF-8 replaced by U+FFFD, dot-stuffed, then `.`.
-    public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool) -> [UInt8] {
-        var encoder = TextReplyEncoder(page: page, pageCount: pageCount, doc: doc, bytes: bytes, pageByteCount: pageByteCount, truncated: truncated)
+    /// With `piece` (a reply to `TEXT <n> FROM <offset>`), the header also carries
+    /// `from=<offset> next=<offset> split=<yes|no>`, and `truncated=yes` means more follows from `next`.
+    public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool,
+                            piece: TextPiece? = nil) -> [UInt8] {
+        var encoder = TextReplyEncoder(page: page, pageCount: pageCount, doc: doc, bytes: bytes, pageByteCount: pageByteCount,
+                                       truncated: truncated, piece: piece)
         var out: [UInt8] = []
         while let chunk = encoder.nextChunk(atLeast: Int.max) { out += chunk }
         return out

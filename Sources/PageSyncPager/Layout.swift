@@ -34,7 +34,8 @@ public enum Layout {
     static let maxCarriedStyles = 16
 
     /// All rows of `lines` at `width` columns (a width below 1 counts as 1).
-    public static func rows(lines: some Sequence<some StringProtocol>, width: Int, wrap: Bool) -> [LayoutRow] {
+    public static func rows(lines: some Sequence<some StringProtocol>, width: Int, wrap: Bool,
+                            colors: ColorPolicy = .full) -> [LayoutRow] {
         let width = max(1, width)
         var rows: [LayoutRow] = []
         var carried: [String] = []  // styles active since the last reset
@@ -55,7 +56,7 @@ public enum Layout {
                 isStart = false
             }
 
-            for piece in Sanitizer.pieces(line) {
+            for piece in Sanitizer.pieces(line, colors: colors) {
                 switch piece {
                 case .sgr(let seq):
                     if isReset(seq) { carried.removeAll() } else {

@@ -56,7 +56,7 @@ public struct PagerModel: Sendable {
     /// Whether long lines wrap (`w` toggles; off = chopped).
     public private(set) var lineWrap = true
     /// How many rows the page is scrolled down.
-    public private(set) var scrollOffset = 0
+    public var scrollOffset: Int { viewport.offset }
     /// The terminal size.
     public private(set) var size: TerminalSize
     /// Your name as the server knows it.
@@ -76,44 +76,33 @@ public struct PagerModel: Sendable {
 
     // MARK: Private state
 
-    private enum Base: Equatable, Sendable { case current, first, last, page(Int) }
-    private struct Intent: Equatable, Sendable {
-        var base: Base
-        var offset: Int
-        var pull = false
-    }
-    private struct Request: Sendable {
-        var intent: Intent
-        var command: String
-        var basePage: Int
-        var target: Int
-    }
-    private struct TextKey: Hashable, Sendable { var doc: String; var page: Int }
-    private struct PageText: Sendable { var lines: [String] }
+    private typealias Intent = NavigationIntent
+    private typealias TextKey = PageKey
     private enum Expectation: Sendable { case navigation, text(TextKey), name, join, auth }
-    private enum Prompt: Equatable, Sendable { case goto(String), search(forward: Bool, String) }
+    private enum Prompt: Equatable, Sendable { case count(String), search(forward: Bool, String) }
     private struct LayoutCache: Sendable { var key: TextKey?; var help: Bool; var width: Int; var wrap: Bool; var rows: [LayoutRow] }
 
     private let options: PagerOptions
     private var rng: UInt64
-    private var inFlight: Request?
+    private var inFlight: NavigationRequest?
     private var queued: Intent?
     private var outstanding: [Expectation] = []
     private var assembler = ReplyAssembler()
-    private var texts: [TextKey: PageText] = [:]
-    private var textOrder: [TextKey] = []
-    private var textRequested: Set<TextKey> = []
+    private var texts = PageTextCache()
+    private var viewport = Viewport()
     private var prompt: Prompt?
     private var lastSearch: (pattern: String, forward: Bool)?
     private var searchLine: Int?
     private var helpOffset = 0
     private var greeted = false
+    /// The reason of the server's last `BYE`, kept on the status line until the next greeting.
+    private var farewell: String?
     private var attempts = 0
     private var rejoinRoom: String?
     private var layoutCache: LayoutCache?
 
-    /// Pages of text kept in memory.
-    static let textCacheLimit = 24
+    /// Whether this pager may ask the room to turn: the room gives control and `--follow` was not given.
+    private var mayTurn: Bool { (room?.control ?? false) && !options.followOnly }
 
     /// A model in state "connecting"; the shell starts connecting right away.
     public init(options: PagerOptions) {
@@ -184,28 +173,45 @@ public struct PagerModel: Sendable {
             return
         }
         message = nil
-        switch key {
-        case .char(" "), .char("f"), .pageDown, .right: navigate(Intent(base: .current, offset: 1), &fx)
-        case .char("b"), .pageUp, .left: navigate(Intent(base: .current, offset: -1), &fx)
-        case .char("g"), .home: navigate(Intent(base: .first, offset: 0), &fx)
-        case .char("G"), .end: navigate(Intent(base: .last, offset: 0), &fx)
-        case .char(let c) where c.isASCII && c.isNumber: prompt = .goto(String(c))
-        case .char("j"), .down, .enter: scroll(by: 1)
-        case .char("k"), .up: scroll(by: -1)
-        case .char("d"): scroll(by: halfPage)
-        case .char("u"): scroll(by: -halfPage)
-        case .char("/"): prompt = .search(forward: true, "")
-        case .char("?"): prompt = .search(forward: false, "")
-        case .char("n"): repeatSearch(reverse: false)
-        case .char("N"): repeatSearch(reverse: true)
-        case .char("w"): toggleWrap()
-        case .char("F"): follow(&fx)
-        case .char("D"): detach()
-        case .char("p"): pull(&fx)
-        case .char("q"), .char("Q"): fx.append(.quit(status: 0, message: nil))
-        case .char("h"), .char("H"): showingHelp = true; helpOffset = 0
-        case .escape: break
-        default: repaint = message != nil
+        if case .char(let c) = key, c.isASCII, c.isNumber {
+            prompt = .count(String(c))
+            return
+        }
+        perform(ReaderKeys.action(for: key, count: nil), &fx, &repaint)
+    }
+
+    /// Carries out one reader action (see ``ReaderKeys``).
+    private mutating func perform(_ action: ReaderAction, _ fx: inout [PagerEffect], _ repaint: inout Bool) {
+        switch action {
+        case .forward(let lines):
+            if atBottom { navigate(Intent(base: .current, offset: 1), &fx) }
+            else { scroll(by: lines ?? contentHeight) }
+        case .backward(let lines):
+            if viewport.atTop { navigate(Intent(base: .current, offset: -1), &fx) }
+            else { scroll(by: -(lines ?? contentHeight)) }
+        case .lineDown(let n): scroll(by: n)
+        case .lineUp(let n): scroll(by: -n)
+        case .halfDown(let lines): scroll(by: lines ?? halfPage)
+        case .halfUp(let lines): scroll(by: -(lines ?? halfPage))
+        case .top: scroll(by: Int.min / 2)
+        case .bottom: scroll(by: Int.max / 2)
+        case .nextPage: navigate(Intent(base: .current, offset: 1), &fx)
+        case .previousPage: navigate(Intent(base: .current, offset: -1), &fx)
+        case .firstPage: navigate(Intent(base: .first, offset: 0), &fx)
+        case .lastPage: navigate(Intent(base: .last, offset: 0), &fx)
+        case .gotoPage(let n):
+            guard n >= 1 else { message = "page numbers start at 1"; return }
+            navigate(Intent(base: .page(n), offset: 0), &fx)
+        case .startSearch(let forward): prompt = .search(forward: forward, "")
+        case .repeatSearch(let reverse): repeatSearch(reverse: reverse)
+        case .sideways: message = "long lines wrap here: w chops them"
+        case .toggleWrap: toggleWrap()
+        case .follow: follow(&fx)
+        case .detach: detach()
+        case .pull: pull(&fx)
+        case .help: showingHelp = true; helpOffset = 0
+        case .quit: fx.append(.quit(status: 0, message: nil))
+        case .none: repaint = message != nil
         }
     }
 
@@ -213,20 +219,15 @@ public struct PagerModel: Sendable {
         switch (p, key) {
         case (_, .escape):
             prompt = nil
-        case (.goto(let digits), .char(let c)) where c.isASCII && c.isNumber:
-            prompt = .goto(digits.count < 12 ? digits + String(c) : digits)
-        case (.goto(let digits), .char("g")), (.goto(let digits), .char("G")), (.goto(let digits), .enter):
+        case (.count(let digits), .char(let c)) where c.isASCII && c.isNumber:
+            prompt = .count(digits.count < 12 ? digits + String(c) : digits)
+        case (.count(let digits), .backspace):
+            prompt = digits.count > 1 ? .count(String(digits.dropLast())) : nil
+        case (.count(let digits), _):
             prompt = nil
-            guard let n = Int(digits), n >= 1 else { message = "page numbers start at 1"; return }
-            navigate(Intent(base: .page(n), offset: 0), &fx)
-        case (.goto(let digits), .backspace):
-            prompt = digits.count > 1 ? .goto(String(digits.dropLast())) : nil
-        case (.goto, _):
-            prompt = nil
-            var ignoredClear = false
+            message = nil
             var ignoredRepaint = false
-            handleKey(key, &fx, &ignoredRepaint, &ignoredClear)
-            if ignoredClear { fx.append(.clearAndRepaint) }
+            perform(ReaderKeys.action(for: key, count: Int(digits) ?? 0), &fx, &ignoredRepaint)
         case (.search(let forward, let text), .enter):
             prompt = nil
             if text.isEmpty {
@@ -256,20 +257,23 @@ public struct PagerModel: Sendable {
             browseLocally(from: view, press, room)
             return
         }
-        if !room.control {
+        if !mayTurn {
             mode = .detached(viewPage: room.page)
             browseLocally(from: room.page, press, room)
-            if message == nil { message = "no control here: browsing on your own" }
+            if message == nil {
+                message = options.followOnly ? "follower only (--follow): browsing on your own"
+                    : "no control here: browsing on your own"
+            }
             return
         }
         guard connection == .connected else { message = "not connected: page turns need the server"; return }
-        queued = Self.combine(queued, press)
+        queued = NavigationRequests.combine(queued, press)
         flush(&fx)
     }
 
     private mutating func browseLocally(from view: Int, _ press: Intent, _ room: RoomView) {
-        guard let target = Self.resolve(press, current: view, room: room) else {
-            message = Self.edgeMessage(press, current: view, room: room)
+        guard let target = NavigationRequests.resolve(press, current: view, room: room) else {
+            message = NavigationRequests.edgeMessage(press, current: view, room: room)
             return
         }
         guard target <= room.pageCount else {
@@ -279,37 +283,6 @@ public struct PagerModel: Sendable {
         setView(.detached(viewPage: target))
     }
 
-    private static func combine(_ earlier: Intent?, _ later: Intent) -> Intent {
-        guard let earlier, later.base == .current, !later.pull else { return later }
-        return Intent(base: earlier.base, offset: earlier.offset + later.offset, pull: earlier.pull)
-    }
-
-    /// The page an intent leads to from `current`, or nil if it leads nowhere new.
-    private static func resolve(_ i: Intent, current: Int, room: RoomView) -> Int? {
-        let n = max(1, room.pageCount)
-        let base = switch i.base {
-        case .current: current
-        case .first: 1
-        case .last: n
-        case .page(let p): p
-        }
-        var target = base
-        if i.offset != 0 {
-            // Wrapping rooms go round; others stop at their ends (PageNumber does the arithmetic).
-            let from = PageNumber(clamping: base, pageCount: n)
-            target = (room.wraps ? from.advanced(by: i.offset, pageCount: n, wrapping: true)
-                : PageNumber(clamping: base + i.offset, pageCount: n))?.number ?? base
-        }
-        return target == current ? nil : target
-    }
-
-    private static func edgeMessage(_ i: Intent, current: Int, room: RoomView) -> String? {
-        guard i.base == .current, !room.wraps else { return nil }
-        if i.offset > 0 && current >= room.pageCount { return "already on the last page" }
-        if i.offset < 0 && current <= 1 { return "already on the first page" }
-        return nil
-    }
-
     private var handshakePending: Bool {
         outstanding.contains { if case .join = $0 { true } else if case .auth = $0 { true } else { false } }
     }
@@ -317,23 +290,15 @@ public struct PagerModel: Sendable {
     /// Sends the pending intent if nothing is in flight and the state allows it.
     private mutating func flush(_ fx: inout [PagerEffect]) {
         guard inFlight == nil, let intent = queued, let room, connection == .connected, !handshakePending else { return }
-        guard room.control else { queued = nil; return }
+        guard mayTurn else { queued = nil; return }
         queued = nil
-        guard let target = Self.resolve(intent, current: room.page, room: room) else {
+        guard let target = NavigationRequests.resolve(intent, current: room.page, room: room) else {
             if intent.pull, case .detached(let v) = mode, v == room.page { setView(.following) }
-            if let m = Self.edgeMessage(intent, current: room.page, room: room) { message = m }
+            if let m = NavigationRequests.edgeMessage(intent, current: room.page, room: room) { message = m }
             return
         }
-        let verb: String
-        switch (intent.base, intent.offset) {
-        case (.current, 1): verb = "NEXT"
-        case (.current, -1): verb = "PREV"
-        case (.first, 0): verb = "FIRST"
-        case (.last, 0): verb = "LAST"
-        default: verb = "GOTO \(target)"
-        }
-        let command = "\(verb) IF \(room.version)"
-        inFlight = Request(intent: intent, command: command, basePage: room.page, target: target)
+        let command = NavigationRequests.command(for: intent, target: target, version: room.version)
+        inFlight = NavigationRequest(intent: intent, command: command, basePage: room.page, target: target)
         outstanding.append(.navigation)
         fx.append(.send(command))
     }
@@ -347,12 +312,13 @@ public struct PagerModel: Sendable {
         guard let room else { message = "not connected yet"; return }
         guard mode == .following else { return }
         mode = .detached(viewPage: room.page)
-        message = "detached: browse on your own · F to follow · p to pull the room here"
+        message = mayTurn ? "p: pull the room here" : nil
     }
 
     private mutating func pull(_ fx: inout [PagerEffect]) {
         guard let room else { message = "not connected yet"; return }
         guard case .detached(let view) = mode else { message = "you are on the room's page"; return }
+        guard !options.followOnly else { message = "follower only (--follow): this pager never moves the room"; return }
         guard room.control else { message = "pulling the room needs control (start pagesync with --token)"; return }
         guard connection == .connected else { message = "not connected: pulling needs the server"; return }
         queued = Intent(base: .page(view), offset: 0, pull: true)
@@ -388,7 +354,8 @@ public struct PagerModel: Sendable {
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
             case "BYE":
-                message = "server: " + line.text
+                farewell = "server: " + line.text
+                message = farewell
             default:
                 break
             }
@@ -403,6 +370,7 @@ public struct PagerModel: Sendable {
         connection = .connected
         attempts = 0
         greeted = true
+        farewell = nil
         outstanding = []
         inFlight = nil
         queued = nil
@@ -443,7 +411,7 @@ public struct PagerModel: Sendable {
                     if let request {
                         let absolute = request.intent.base != .current || request.intent.pull
                         if absolute || room?.page == request.basePage {
-                            queued = Self.combine(request.intent, queued ?? Intent(base: .current, offset: 0))
+                            queued = NavigationRequests.combine(request.intent, queued ?? Intent(base: .current, offset: 0))
                         }
                     }
                 case 416:
@@ -485,16 +453,17 @@ public struct PagerModel: Sendable {
         inFlight = nil
         queued = nil
         outstanding = []
-        textRequested = []
+        texts.forgetRequests()
         assembler.reset()
         if !greeted && options.quitIfFirstConnectionFails {
-            let why = message ?? reason  // e.g. "server full" sent before the close
+            let why = farewell ?? message ?? reason  // e.g. "server full" sent before the close
             fx.append(.quit(status: 1, message: "pagesync: cannot connect to \(options.server): \(why)"))
             return
         }
         attempts += 1
         connection = greeted ? .reconnecting(attempt: attempts) : .connecting
-        message = reason.isEmpty ? nil : reason
+        // The server's own goodbye says more than what the socket saw afterwards.
+        message = farewell ?? (reason.isEmpty ? nil : reason)
         fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: nextRandom())))
     }
 
@@ -563,7 +532,7 @@ public struct PagerModel: Sendable {
 
     private mutating func afterStateChange(from old: TextKey?) {
         if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
-            scrollOffset = 0
+            viewport.reset()
             searchLine = nil
         } else {
             clampScroll()
@@ -577,21 +546,14 @@ public struct PagerModel: Sendable {
         if outstanding.contains(where: { if case .join = $0 { true } else { false } }) { return }
         if inFlight != nil && mode == .following { return }
         guard connection == .connected, let key = displayKey, let room, (1...room.pageCount).contains(key.page),
-              texts[key] == nil, !textRequested.contains(key) else { return }
-        textRequested.insert(key)
+              texts.needs(key) else { return }
+        texts.markRequested(key)
         outstanding.append(.text(key))
         fx.append(.send("TEXT \(key.page)"))
     }
 
     private mutating func storeText(_ lines: [String], for key: TextKey) {
-        if texts[key] == nil { textOrder.append(key) }
-        texts[key] = PageText(lines: lines)
-        while textOrder.count > Self.textCacheLimit {
-            let evict = textOrder.removeFirst()
-            if evict == displayKey { textOrder.append(evict); continue }
-            texts[evict] = nil
-            textRequested.remove(evict)
-        }
+        texts.store(lines, for: key, keep: displayKey)
         if key == displayKey { clampScroll() }
     }
 
@@ -608,11 +570,11 @@ public struct PagerModel: Sendable {
         }
         let lines: [String]
         if showingHelp { lines = Self.helpLines }
-        else if let key, let t = texts[key] { lines = t.lines }
+        else if let key, let t = texts[key] { lines = t }
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap)
+        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors)
         if showingHelp || (key != nil && texts[key!] != nil) {
             layoutCache = LayoutCache(key: key, help: showingHelp, width: width, wrap: lineWrap, rows: rows)
         }
@@ -620,13 +582,18 @@ public struct PagerModel: Sendable {
     }
 
     private mutating func scroll(by delta: Int) {
-        scrollOffset += delta
-        clampScroll()
+        let rows = contentRows()
+        viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
     }
 
-    private mutating func clampScroll() {
-        let rows = contentRows()
-        scrollOffset = min(max(0, scrollOffset), Layout.maxOffset(rowCount: rows.count, height: contentHeight))
+    private mutating func clampScroll() { scroll(by: 0) }
+
+    /// Whether the last row of the page is on screen (a page not loaded yet counts as seen whole).
+    private var atBottom: Bool {
+        mutating get {
+            let rows = contentRows()
+            return viewport.atBottom(rowCount: rows.count, height: contentHeight)
+        }
     }
 
     private mutating func clampHelp() {
@@ -639,12 +606,14 @@ public struct PagerModel: Sendable {
 
     private mutating func topLine() -> Int? {
         let rows = contentRows()
-        return scrollOffset < rows.count ? rows[scrollOffset].line : nil
+        return viewport.offset < rows.count ? rows[viewport.offset].line : nil
     }
 
     private mutating func restoreTop(line: Int?) {
         let rows = contentRows()
-        if let line, let r = Layout.firstRow(ofLine: line, in: rows) { scrollOffset = r }
+        if let line, let r = Layout.firstRow(ofLine: line, in: rows) {
+            viewport.set(r, rowCount: rows.count, height: contentHeight)
+        }
         clampScroll()
     }
 
@@ -667,15 +636,15 @@ public struct PagerModel: Sendable {
         let needle = smartCase ? pattern.lowercased() : pattern
         let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
         let candidates: [Int] = forward
-            ? Array(stride(from: start + 1, to: text.lines.count, by: 1))
+            ? Array(stride(from: start + 1, to: text.count, by: 1))
             : Array(stride(from: start - 1, through: 0, by: -1))
         for i in candidates {
-            let plain = Sanitizer.plainText(text.lines[i])
+            let plain = Sanitizer.plainText(text[i])
             if (smartCase ? plain.lowercased() : plain).contains(needle) {
                 searchLine = i
                 let rows = contentRows()
-                scrollOffset = Layout.firstRow(ofLine: i, in: rows) ?? scrollOffset
-                clampScroll()
+                viewport.set(Layout.firstRow(ofLine: i, in: rows) ?? viewport.offset, rowCount: rows.count,
+                             height: contentHeight)
                 message = "/\(pattern): line \(i + 1)"
                 return
             }
@@ -700,7 +669,7 @@ public struct PagerModel: Sendable {
     public mutating func screen() -> [String] {
         let height = contentHeight
         let rows = contentRows()
-        let offset = showingHelp ? helpOffset : scrollOffset
+        let offset = showingHelp ? helpOffset : viewport.offset
         var out = Layout.visible(rows, offset: offset, height: height).map(\.text)
         while out.count < height { out.append(showingHelp ? "" : "~") }
         out.append(statusText())
@@ -715,7 +684,8 @@ public struct PagerModel: Sendable {
         for (i, row) in rows.enumerated() {
             if i == rows.count - 1 {
                 let pad = max(0, size.columns - DisplayWidth.of(row))
-                s += "\u{1B}[7m" + row + String(repeating: " ", count: pad) + "\u{1B}[0m"
+                s += options.colors == .none ? row + String(repeating: " ", count: pad)
+                    : "\u{1B}[7m" + row + String(repeating: " ", count: pad) + "\u{1B}[0m"
             } else {
                 s += row + "\u{1B}[K\r\n"
             }
@@ -723,11 +693,20 @@ public struct PagerModel: Sendable {
         return s
     }
 
+    /// Where the screen is within the page, when the page is loaded and does not fit the screen.
+    public func position() -> PagePosition? {
+        guard !showingHelp, let c = layoutCache, !c.help, let key = displayKey, c.key == key,
+              c.width == max(1, size.columns), c.wrap == lineWrap, texts[key] != nil,
+              c.rows.count > contentHeight else { return nil }
+        return PagePosition.of(c.rows, offset: viewport.offset, height: contentHeight)
+    }
+
     /// The status line's text for the current state.
     public func statusText() -> String {
         let width = max(1, size.columns)
         switch prompt {
-        case .goto(let digits): return Layout.truncate("go to page: \(digits)", toWidth: width)
+        case .count(let digits):
+            return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
         case .search(let forward, let text):
             let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
             return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
@@ -736,35 +715,8 @@ public struct PagerModel: Sendable {
         if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
         let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
                               mode: mode, roomPage: room?.page ?? 1, connection: connection,
-                              by: room?.by, message: message)
+                              by: room?.by, message: message, position: position(),
+                              me: clientName, control: mayTurn)
         return line.render(width: width)
     }
-
-    /// The help screen's lines (the key table).
-    public static let helpLines: [String] = [
-        "pagesync: everyone here sees the same page",
-        "",
-        "  Space  f  PgDn  →      next page",
-        "  b  PgUp  ←             previous page",
-        "  g  Home                first page",
-        "  G  End                 last page",
-        "  <digits> g / Enter     go to page <digits>",
-        "  j  ↓  Enter            scroll down one line",
-        "  k  ↑                   scroll up one line",
-        "  d  u                   scroll down / up half a screen",
-        "  /text  ?text           search this page forward / backward",
-        "  n  N                   next / previous match",
-        "  w                      wrap or chop long lines",
-        "  D                      detach: browse on your own",
-        "  F                      follow the room again",
-        "  p                      pull: bring the room to your page (needs control)",
-        "  Ctrl-L                 redraw",
-        "  h  H                   this help (q to close)",
-        "  q  Ctrl-C              quit",
-        "",
-        "Following (the default), page keys ask the server and every screen in the room",
-        "turns together. Detached, page keys only move your own view; the status line",
-        "says where the room is. In a room you have no control of (a presenter room",
-        "without --token), page keys detach you.",
-    ]
 }

@@ -64,11 +64,16 @@ public struct PagerOptions: Sendable {
     public var quitIfFirstConnectionFails: Bool
     /// Seed for reconnection jitter (any value; fixed in tests).
     public var randomSeed: UInt64
+    /// `--follow`: follower only; no key ever asks the room to change (page turns browse on your own).
+    public var followOnly: Bool
+    /// How much of the document's styling reaches the terminal (`NO_COLOR`, `TERM=dumb`).
+    public var colors: ColorPolicy
 
     /// Options; only `server` is required.
     public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",
                 size: TerminalSize = TerminalSize(columns: 80, rows: 24),
-                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0) {
+                quitIfFirstConnectionFails: Bool = true, randomSeed: UInt64 = 0, followOnly: Bool = false,
+                colors: ColorPolicy = .full) {
         self.room = room
         self.name = name
         self.token = token
@@ -76,6 +81,8 @@ public struct PagerOptions: Sendable {
         self.size = size
         self.quitIfFirstConnectionFails = quitIfFirstConnectionFails
         self.randomSeed = randomSeed
+        self.followOnly = followOnly
+        self.colors = colors
     }
 }
 

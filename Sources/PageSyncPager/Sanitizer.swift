@@ -20,6 +20,8 @@ public enum DisplayPiece: Equatable, Sendable {
 ///   intermediates + final (charset selection), and two-character escapes (`ESC c`, `ESC 7`, ...).
 ///   A sequence cut off by the end of the line is dropped too. The 8-bit C1 forms (U+009B CSI,
 ///   U+009D OSC, U+0090 DCS, U+0098, U+009E, U+009F) are treated exactly like their ESC forms;
+/// - backspace overstrike (`X BS X`, `_ BS X`) shows as bold and underline, as in less;
+///   blinking (SGR 5, 6) and concealed (SGR 8) attributes are removed from SGR sequences;
 /// - TAB expands to spaces up to the next multiple of 8 columns (counted from the line's start);
 /// - every other C0 control character and DEL is shown in caret notation, `^A` ... `^_`, `^?`
 ///   (NUL is `^@`, a stray CR is `^M`); every other C1 control is shown as `<XX>` in hex.
@@ -35,8 +37,11 @@ public enum Sanitizer {
         case nF
     }
 
-    /// The pieces of one line (the line must not contain its LF).
-    public static func pieces(_ line: some StringProtocol) -> [DisplayPiece] {
+    /// The pieces of one line (the line must not contain its LF). Backspace overstrike becomes
+    /// bold and underline first (see ``Overstrike``); SGR sequences pass through ``SGRFilter``
+    /// under `colors` (blink and conceal never pass).
+    public static func pieces(_ raw: some StringProtocol, colors: ColorPolicy = .full) -> [DisplayPiece] {
+        let line = Overstrike.render(raw)
         var out: [DisplayPiece] = []
         out.reserveCapacity(line.utf8.count)
         var column = 0
@@ -105,7 +110,7 @@ public enum Sanitizer {
                         state = .csi(params: "", intermediate: true)
                     case .some(let v) where (0x40...0x7E).contains(v):
                         state = .normal
-                        if v == 0x6D, !intermediate, let sgr = sgrSequence(params) { out.append(.sgr(sgr)) }
+                        if v == 0x6D, !intermediate, let sgr = sgrSequence(params, colors: colors) { out.append(.sgr(sgr)) }
                     default:
                         state = .normal; reprocess = true  // malformed: drop what we had
                     }
@@ -134,9 +139,9 @@ public enum Sanitizer {
     }
 
     /// The sanitized line as one string (SGR sequences included).
-    public static func sanitize(_ line: some StringProtocol) -> String {
+    public static func sanitize(_ line: some StringProtocol, colors: ColorPolicy = .full) -> String {
         var s = ""
-        for p in pieces(line) {
+        for p in pieces(line, colors: colors) {
             switch p {
             case .sgr(let q): s += q
             case .glyph(let g, _): s += g
@@ -154,11 +159,12 @@ public enum Sanitizer {
     }
 
     /// `ESC [ params m` when `params` holds only digits, `;` and `:` and the result is short enough.
-    private static func sgrSequence(_ params: String) -> String? {
+    private static func sgrSequence(_ params: String, colors: ColorPolicy) -> String? {
         guard params.count + 3 <= maxSGRLength,
-              params.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || $0 == ";" || $0 == ":" })
+              params.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || $0 == ";" || $0 == ":" }),
+              let kept = SGRFilter.filter(params, policy: colors)
         else { return nil }
-        return "\u{1B}[" + params + "m"
+        return "\u{1B}[" + kept + "m"
     }
 
     private static func isControl(_ s: Unicode.Scalar) -> Bool {

@@ -1,11 +1,31 @@
+import PageSyncCore
+
 /// The document a room serves when nothing else is configured: a short guide
 /// to pagesync, paged with form feeds. It is what `pagesyncd` with no
 /// arguments shows, so a first run needs no files at all.
 enum BuiltinGuide {
-    /// The guide's pages, joined with form feeds into one document.
-    static let bytes: [UInt8] = Array(pages.joined(separator: "\u{0C}\n").utf8)
+    /// The guide's pages for a daemon reachable at `address`, joined with form feeds into one
+    /// document: its examples name that host and port.
+    static func bytes(address: ListenAddress) -> [UInt8] {
+        Array(pages(address: address).joined(separator: "\u{0C}\n").utf8)
+    }
 
-    static let pages: [String] = [
+    /// The address to show for a listening address: a wildcard host (`0.0.0.0`, `::`) is
+    /// reached through loopback.
+    static func reachable(_ address: ListenAddress) -> ListenAddress {
+        switch address.host {
+        case "0.0.0.0", "": ListenAddress(host: "127.0.0.1", port: address.port)
+        case "::": ListenAddress(host: "::1", port: address.port)
+        default: address
+        }
+    }
+
+    /// The guide's pages, its examples naming `address` (see ``reachable(_:)``).
+    static func pages(address listening: ListenAddress) -> [String] {
+        let address = reachable(listening)
+        let host = address.host
+        let port = address.port
+        return [
         """
         pagesync: one page, many terminals
 
@@ -16,7 +36,7 @@ enum BuiltinGuide {
         Turn the page with Space or the right arrow in the pager, or from any
         shell:
 
-            printf 'next\\n' | nc -q1 127.0.0.1 7777
+            printf 'next\\n' | nc -q1 \(host) \(port)
 
         """,
         """
@@ -55,7 +75,7 @@ enum BuiltinGuide {
 
         Serve any UTF-8 text file, one room per file:
 
-            pagesyncd --listen 127.0.0.1:7777 notes.txt slides.md
+            pagesyncd --listen \(address) notes.txt slides.md
 
         Pages split at form feeds by default. Use --split separator:---
         for slide decks, or --split lines:40 for plain text.
@@ -68,5 +88,6 @@ enum BuiltinGuide {
         under systemd. Send HELP for the list of commands, QUIT to leave.
 
         """,
-    ]
+        ]
+    }
 }

@@ -31,10 +31,12 @@ public final class Document: Sendable {
 
     /// Opens and indexes a document.
     /// - Throws: `DocumentError` with a one-line message when the file cannot be read.
-    public static func open(_ source: DocumentSource, pagination: Pagination) throws(DocumentError) -> Document {
+    /// The built-in guide names `guideAddress` in its examples: the address the daemon listens on.
+    public static func open(_ source: DocumentSource, pagination: Pagination,
+                            guideAddress: ListenAddress = ServerConfig.defaultListen) throws(DocumentError) -> Document {
         switch source {
         case .builtinGuide:
-            let bytes = BuiltinGuide.bytes
+            let bytes = BuiltinGuide.bytes(address: guideAddress)
             let index = PageIndexer.index(bytes, pagination: pagination)
             var hash = FNV1a()
             hash.add(bytes)
@@ -101,7 +103,41 @@ public final class Document: Sendable {
     /// - Returns: the bytes, the page's full size, and whether it was cut at `limit`.
     public func text(of page: PageNumber, limit: Int) throws(DocumentError) -> (bytes: [UInt8], pageByteCount: Int, truncated: Bool) {
         let range = index.byteRange(of: page)
-        let count = min(range.count, limit)
+        return try read(range, count: min(range.count, limit))
+    }
+
+    /// A piece of page `page` starting `offset` bytes into it: at most `limit` bytes, ending
+    /// after the last line feed that fits so lines arrive whole. Only a line longer than `limit`
+    /// is cut, at a UTF-8 character boundary; `splitLine` then says the last line goes on in the
+    /// next piece. `next` is the offset of the next piece (`pageByteCount` when this was the end).
+    /// Returns nil when `offset` is past the end of the page.
+    public func text(of page: PageNumber, from offset: Int, limit: Int) throws(DocumentError)
+        -> (bytes: [UInt8], pageByteCount: Int, next: Int, splitLine: Bool)?
+    {
+        let whole = index.byteRange(of: page)
+        guard offset >= 0, offset <= whole.count else { return nil }
+        let range = (whole.lowerBound + offset)..<whole.upperBound
+        var (bytes, _, more) = try read(range, count: min(range.count, max(1, limit)))
+        var split = false
+        if more {
+            if let lastLF = bytes.lastIndex(of: 0x0A) {
+                bytes.removeSubrange((lastLF + 1)...)
+            } else {
+                // One line longer than the limit: cut it before a UTF-8 continuation byte.
+                var cut = bytes.count
+                if let last = bytes.last, last >= 0x80 {
+                    var lead = bytes.count - 1
+                    while lead > 0 && bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
+                    if lead > 0 { cut = lead }  // the next piece starts with a whole character
+                }
+                bytes.removeSubrange(cut...)
+                split = true
+            }
+        }
+        return (bytes, whole.count, offset + bytes.count, split)
+    }
+
+    private func read(_ range: Range<Int>, count: Int) throws(DocumentError) -> (bytes: [UInt8], pageByteCount: Int, truncated: Bool) {
         switch storage {
         case .memory(let all):
             return (Array(all[range.lowerBound..<(range.lowerBound + count)]), range.count, count < range.count)

@@ -59,7 +59,9 @@ final class InteractivePager {
         model = PagerModel(options: PagerOptions(
             room: configuration.room, name: configuration.name, token: configuration.token,
             server: configuration.server.description, size: terminal.size,
-            quitIfFirstConnectionFails: true, randomSeed: seed))
+            quitIfFirstConnectionFails: true, randomSeed: seed, followOnly: configuration.followOnly,
+            colors: ColorPolicy.from(noColor: getenv("NO_COLOR").map { String(cString: $0) },
+                                     term: getenv("TERM").map { String(cString: $0) })))
         escapeTimer = UV.Timer(loop: loop)
         reconnectTimer = UV.Timer(loop: loop)
         connectTimeout = UV.Timer(loop: loop)

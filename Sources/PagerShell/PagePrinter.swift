@@ -5,8 +5,12 @@ import UV
 /// end-to-end tests. Lines in, actions out.
 ///
 /// Greeting, then `JOIN <room>` if a room was asked for and the greeting is for another room,
-/// then `TEXT` (the room's current page), then the content lines (dot-stuffing undone), then
-/// `QUIT`. Any `ERR` or an unexpected line ends it with status 1 and the server's words.
+/// then `TEXT` (the room's current page), then the content lines (dot-stuffing undone). A page
+/// longer than the server sends at once (`truncated=yes`) is fetched on with `TEXT <n> FROM
+/// <next>` until its end, each piece printed as it arrives, a line split between pieces joined
+/// again. Then `QUIT`. Any `ERR` or an unexpected line ends it with status 1 and the server's
+/// words; so does a page that is still cut (a server without `FROM`) or whose document changed
+/// between pieces: nothing is ever cut silently.
 struct PagePrintSteps {
     /// What the shell must do.
     enum Action: Equatable {
@@ -22,6 +26,13 @@ struct PagePrintSteps {
     private var phase = Phase.greeting
     private var content: [String] = []
     private let room: String?
+    /// The page being printed, its document, and where the next piece starts (nil: this is the last).
+    private var page: Int?
+    private var doc: String?
+    private var next: Int?
+    private var splitLine = false
+    /// The start of a line cut at the end of the previous piece.
+    private var carry: String?
 
     /// Steps that print the page of `room` (nil: the server's default room).
     init(room: String?) { self.room = room }
@@ -42,23 +53,55 @@ struct PagePrintSteps {
                 return [.send("JOIN \(room)")]
             }
             phase = .header
-            return [.send("TEXT")]
+            return [.send(wire.int("page").map { "TEXT \($0) FROM 0" } ?? "TEXT")]
         case .joining:
             guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "JOIN" else { return fail(line) }
             phase = .header
-            return [.send("TEXT")]
+            return [.send(wire.int("page").map { "TEXT \($0) FROM 0" } ?? "TEXT")]
         case .header:
-            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "TEXT" else { return fail(line) }
+            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "TEXT",
+                  let number = wire.int("page") else { return fail(line) }
+            let pieceDoc: String? = wire.fields["doc"].map { String($0) }
+            if let page, page != number || doc != pieceDoc {
+                phase = .done
+                return [.print(content), .finish(status: 1, message: "pagesync: the document changed while it was being printed; the output is incomplete")]
+            }
+            page = number
+            doc = pieceDoc
+            splitLine = wire.yesNo("split") ?? false
+            next = nil
+            if wire.yesNo("truncated") == true {
+                guard let n = wire.int("next") else {
+                    phase = .done
+                    let size = wire.int("bytes").map { " of \($0) bytes" } ?? ""
+                    return [.finish(status: 1, message: "pagesync: page \(number)\(size) is longer than the server sends and it cannot send the rest; the output is cut")]
+                }
+                next = n
+            }
             phase = .content
             return []
         case .content:
             guard let text = DotUnstuffer.unstuff(Substring(line)) else {
-                phase = .done
-                return [.print(content), .send("QUIT"), .finish(status: 0, message: nil)]
+                return pieceEnded()
             }
-            content.append(String(text))
+            var l = String(text)
+            if let c = carry { l = c + l; carry = nil }
+            content.append(l)
             return []
         }
+    }
+
+    /// The `.` after a piece: print it, then ask for the next one or finish.
+    private mutating func pieceEnded() -> [Action] {
+        if splitLine, let last = content.popLast() { carry = last }
+        let lines = content
+        content = []
+        guard let page, let next else {
+            phase = .done
+            return [.print(lines + (carry.map { [$0] } ?? [])), .send("QUIT"), .finish(status: 0, message: nil)]
+        }
+        phase = .header
+        return [.print(lines), .send("TEXT \(page) FROM \(next)")]
     }
 
     /// The connection ended or failed; `reason` says how.
@@ -86,7 +129,7 @@ final class PagePrinter {
     private var connection: TCPConnection?
     private let timeout: UV.Timer
 
-    /// How long the whole exchange may take before giving up.
+    /// How long the server may stay silent before giving up.
     static let timeoutMilliseconds: UInt64 = 30_000
 
     /// How it ended (set once).
@@ -102,9 +145,7 @@ final class PagePrinter {
 
     /// Connects and starts the exchange.
     func start() {
-        timeout.start(afterMilliseconds: Self.timeoutMilliseconds) { [unowned self] in
-            self.perform(self.steps.connectionEnded(reason: "no answer in time", server: self.server))
-        }
+        armTimeout()
         TCPConnection.connect(loop: loop, host: configuration.server.host, port: Int(configuration.server.port)) {
             [unowned self] result in
             guard self.outcome == nil else {
@@ -123,10 +164,18 @@ final class PagePrinter {
 
     private var server: String { configuration.server.description }
 
+    /// (Re)starts the silence timer: a long page arriving in many pieces is not a timeout.
+    private func armTimeout() {
+        timeout.start(afterMilliseconds: Self.timeoutMilliseconds) { [unowned self] in
+            self.perform(self.steps.connectionEnded(reason: "no answer in time", server: self.server))
+        }
+    }
+
     private func received(_ event: TCPConnection.ReadEvent) {
         guard outcome == nil else { return }
         switch event {
         case .data(let bytes):
+            armTimeout()
             framer.append(bytes)
             while outcome == nil, let frame = framer.next() {
                 switch frame {

@@ -71,17 +71,37 @@ public struct PagerConfiguration: Sendable {
     public var name: String?
     /// `--token`: the control token for presenter rooms.
     public var token: String?
+    /// `--follow`: follower only, no key ever asks the room to change.
+    public var followOnly: Bool
 
     /// A configuration; only the server is required.
-    public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil) {
+    public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil,
+                followOnly: Bool = false) {
         self.server = server
         self.room = room
         self.name = name
         self.token = token
+        self.followOnly = followOnly
+    }
+}
+
+extension PagerConfiguration {
+    /// Why `name` cannot be a client or room name on the wire (nil: it can), naming `option`:
+    /// `--name "Ann Smith": names are 1-32 of A-Z a-z 0-9 . _ - (no spaces), for example Ann_Smith`.
+    public static func nameProblem(_ name: String, option: String) -> String? {
+        guard !Names.isValid(name) || name == "-" else { return nil }
+        if name == "-" { return "\(option) \"-\": \"-\" means nobody on the wire; pick another name" }
+        let example = Names.roomName(forFile: name.replacingBlanks)
+        let what = name.contains(" ") || name.contains("\t") ? " (no spaces)" : ""
+        return "\(option) \"\(name)\": names are 1-32 of A-Z a-z 0-9 . _ -\(what), for example \(example)"
     }
 }
 
 extension String {
+    var replacingBlanks: String {
+        String(map { $0 == " " || $0 == "\t" ? "_" : $0 })
+    }
+
     var trimmingBlanks: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `pagesync [HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN]`: wiring only.
+/// `pagesync [HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow]`: wiring only.
 struct PageSync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pagesync",
@@ -16,18 +16,20 @@ struct PageSync: ParsableCommand {
         room turns the page, every pager follows. When standard output is not a terminal, \
         prints the room's current page and exits.
 
-        Keys (press h in the pager for all of them):
-          Space f PgDn →   next page          b PgUp ←      previous page
-          g Home           first page         G End         last page
-          <n> g / Enter    go to page n       j k ↓ ↑       scroll a line
-          d u              half a screen      / ? n N       search this page
+        Keys (press h in the pager for all of them), as in less within a page:
+          Space f PgDn     one screen down; on the last screen, the room's next page
+          b PgUp           one screen up; at the top, the room's previous page
+          j k ↓ ↑ Enter    a line (<n>j: n lines)    d u       half a screen
+          g < Home         top of the page           G > End   bottom of the page
+          ] [              next / previous page      { }       first / last page
+          <n>g <n>Enter    go to page n              / ? n N   search this page
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
           Ctrl-L           redraw             Ctrl-Z        suspend
           q Ctrl-C         quit
 
-        In a presenter room without --token, page keys detach you: you browse on your own \
-        while the status line says where the room is; F snaps back.
+        In a presenter room without --token, and with --follow, page turns detach you: you \
+        browse on your own while the status line says where the room is; F snaps back.
         """)
 
     @Argument(help: ArgumentHelp(
@@ -38,14 +40,29 @@ struct PageSync: ParsableCommand {
     @Option(help: ArgumentHelp("The room to join (default: the server's first room).", valueName: "NAME"))
     var room: String?
 
-    @Option(help: ArgumentHelp("The name others see when you turn the page.", valueName: "NAME"))
+    @Option(help: ArgumentHelp(
+        "The name others see when you turn the page: 1-32 of A-Z a-z 0-9 . _ - (default: the server's guest-<n>).",
+        valueName: "NAME"))
     var name: String?
 
-    @Option(help: ArgumentHelp("The control token of a presenter room.", valueName: "TOKEN"))
+    @Option(help: ArgumentHelp(
+        "The control token of a presenter room; '-' asks for it without echo. Warning: a token given here shows in ps to every user; prefer --token-file or $PAGESYNC_TOKEN (default: none).",
+        valueName: "TOKEN"))
     var token: String?
+
+    @Option(help: ArgumentHelp("Read the control token from the first line of this file.", valueName: "PATH"))
+    var tokenFile: String?
+
+    @Flag(help: "Join as a follower only: no key ever moves the room (page turns browse on your own).")
+    var follow = false
 
     func validate() throws {
         _ = try address()
+        if let name, let problem = PagerConfiguration.nameProblem(name, option: "--name") { throw ValidationError(problem) }
+        if let room, let problem = PagerConfiguration.nameProblem(room, option: "--room") { throw ValidationError(problem) }
+        if let problem = TokenReader.problem(token: token, tokenFile: tokenFile, environment: ProcessInfoEnvironment.current) {
+            throw ValidationError(problem)
+        }
     }
 
     private func address() throws -> PagerServerAddress {
@@ -62,10 +79,24 @@ struct PageSync: ParsableCommand {
     }
 
     func run() throws {
-        let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token)
+        let token: String?
+        switch TokenReader.resolve(token: self.token, tokenFile: tokenFile, environment: ProcessInfoEnvironment.current) {
+        case .success(let t): token = t
+        case .failure(let problem):
+            printToStandardError("pagesync: \(problem)")
+            throw ExitCode(2)
+        }
+        let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token,
+                                               followOnly: follow)
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }
+}
+
+/// Writes `line` and a newline to standard error.
+func printToStandardError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
 }
 
 /// The process environment, without Foundation.

@@ -107,6 +107,30 @@ struct CommandTests {
         }
     }
 
+    @Test("names are unique within a room: NAME, guest names and JOIN are refused with ERR 409 name in use")
+    func duplicateNamesAreRefused() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3), "other.txt": Documents.formFeed(pages: 2)]) { daemon, _ in
+            let (a, _) = try await daemon.join()
+            let (b, helloB) = try await daemon.join()
+            let guestB = try #require(helloB["name"])
+            #expect(try await a.command("NAME ann").header.raw == "OK NAME ann")
+            let taken = try await b.command("NAME ann").header
+            #expect(taken.code == 409 && taken.raw.hasPrefix("ERR 409 name in use"), "\(taken.raw)")
+            let guest = try await a.command("NAME \(guestB)").header
+            #expect(guest.code == 409 && guest.raw.hasPrefix("ERR 409 name in use"), "\(guest.raw)")
+            #expect(try await a.command("NAME ann").header.raw == "OK NAME ann", "keeping your own name is fine")
+            let who = try await b.command("WHO")
+            #expect(Set(who.lines) == ["ann control=yes you=no", "\(guestB) control=yes you=yes"], "\(who)")
+
+            // Another room: the name is free there; coming back to ann's room as ann is refused.
+            #expect(try await b.ok("JOIN other")["room"] == "other")
+            #expect(try await b.command("NAME ann").header.raw == "OK NAME ann")
+            let join = try await b.command("JOIN talk").header
+            #expect(join.code == 409 && join.raw.hasPrefix("ERR 409 name in use"), "\(join.raw)")
+            #expect(try await b.ok("STATUS")["room"] == "other", "a refused JOIN leaves you where you were")
+        }
+    }
+
     @Test("STATUS, PING, HELP and QUIT")
     func statusPingHelpQuit() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
@@ -190,6 +214,9 @@ struct CommandTests {
             #expect((hello.pages ?? 0) >= 2)
             let text = try await client.command("TEXT 1")
             #expect(text.header.kind == "OK" && !text.lines.joined().isEmpty)
+            #expect(text.lines.contains { $0.contains("nc -q1 127.0.0.1 \(daemon.port)") },
+                    "the guide shows the address the daemon really listens on: \(text.lines)")
+            #expect(!text.lines.joined().contains("7777") || daemon.port == 7777)
             #expect(try await client.ok("NEXT").page == 2)
         }
     }

@@ -31,16 +31,16 @@ struct PagerTests {
                 try await tmux.waitFor("bob", showing: "this is page 2", "page 2/5", "following", "by ann")
                 try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
 
-                try await tmux.press("bob", "Right")
+                try await tmux.type("bob", "]")
                 try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5", "by bob")
 
                 try await tmux.press("bob", "b")
                 try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
-                try await tmux.press("ann", "G")
+                try await tmux.type("ann", "}")
                 try await tmux.waitFor("bob", showing: "this is page 5", "page 5/5")
                 try await tmux.type("bob", "3g")
                 try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5")
-                try await tmux.press("ann", "Home")
+                try await tmux.type("ann", "{")
                 let bob = try await tmux.waitFor("bob", showing: "this is page 1", "page 1/5", "● ○ ○ ○ ○")
                 #expect(!bob.contains("this is page 3"))
             }
@@ -170,7 +170,7 @@ struct PagerTests {
                     let status = screen.split(separator: "\n").last ?? ""
                     return status.hasPrefix("doc · page 1/2") && !status.contains("nothing")
                 }
-                try await tmux.press("t", "End")
+                try await tmux.type("t", "}")
                 try await tmux.waitFor("t", showing: "second page", "page 2/2")
             }
         }
@@ -293,6 +293,132 @@ struct PagerTests {
                 #expect(screen.contains("cannot connect to 127.0.0.1:\(daemon.port)"), "\(screen)")
                 modes = try await tmux.terminalModes("t")
                 #expect(!modes.alternateScreen && modes.cursorVisible)
+            }
+        }
+    }
+
+    @Test("tokens out of ps: --token-file, PAGESYNC_TOKEN and --token - (no echo) give control; your name and ⚑ show")
+    func tokensFromFileEnvironmentAndPrompt() async throws {
+        try await withDaemon(Self.fivePages, arguments: ["--token", "s3cret"]) { daemon, workspace in
+            try workspace.write("token", "s3cret\n")
+            try await withTmux(workspace) { tmux in
+                try await startPager(tmux, "file", daemon, ["--token-file", workspace.root.path + "/token", "--name", "pat"])
+                try await tmux.waitFor("file", showing: "you: pat ⚑")
+                try await tmux.press("file", "Space")
+                try await tmux.waitFor("file", showing: "this is page 2", "page 2/5", "following")
+
+                try await tmux.openTerminal("env")
+                try await tmux.type("env", "PAGESYNC_TOKEN=s3cret " + (try pagerCommand(daemon, ["--name", "eve"])), enter: true)
+                try await tmux.waitFor("env", showing: "this is page 2", "you: eve ⚑")
+                try await tmux.press("env", "Space")
+                try await tmux.waitFor("file", showing: "this is page 3", "by eve")
+
+                try await tmux.openTerminal("ask")
+                try await tmux.type("ask", try pagerCommand(daemon, ["--token", "-", "--name", "ask"]), enter: true)
+                try await tmux.waitFor("ask", showing: "control token:")
+                try await tmux.type("ask", "s3cret")
+                #expect(!(try await tmux.screen("ask")).contains("s3cret"), "the token is not echoed")
+                try await tmux.press("ask", "Enter")
+                try await tmux.waitFor("ask", showing: "this is page 3", "you: ask ⚑")
+
+            }
+        }
+    }
+
+    @Test("bad names and token options get a clear one-line error before connecting")
+    func badNamesAndTokenOptions() async throws {
+        try await withWorkspace { workspace in
+            let pagesync = try Binaries.path(of: "pagesync")
+            let spaced = try await runPagerTestProcess(pagesync, ["127.0.0.1:1", "--name", "Ann Smith"], in: workspace)
+            #expect(spaced.status == 64, "\(spaced.output)")
+            #expect(spaced.output.contains("--name \"Ann Smith\": names are 1-32 of A-Z a-z 0-9 . _ - (no spaces), for example Ann_Smith"),
+                    "\(spaced.output)")
+            let both = try await runPagerTestProcess(pagesync, ["127.0.0.1:1", "--token", "a", "--token-file", "/x"], in: workspace)
+            #expect(both.status == 64 && both.output.contains("give either --token or --token-file, not both"), "\(both.output)")
+            let missing = try await runPagerTestProcess(pagesync, ["127.0.0.1:1", "--token-file", workspace.root.path + "/none"],
+                                                        in: workspace)
+            #expect(missing.status == 2 && missing.output.contains("--token-file \(workspace.root.path)/none: No such file"),
+                    "\(missing.output)")
+            let help = try await runPagerTestProcess(pagesync, ["--help"], in: workspace)
+            #expect(help.output.contains("--token-file") && help.output.contains("PAGESYNC_TOKEN"), "\(help.output)")
+        }
+    }
+
+    @Test("pagesync > file writes the whole of a 12 MB single-page document, fetched in pieces, and exits 0")
+    func printsALongPageWhole() async throws {
+        let page = (1...400_000).map { "\($0) a line of the long page\n" }.joined()
+        try await withDaemon(["big.txt": page]) { daemon, workspace in
+            let out = workspace.root.path + "/printed.txt"
+            let run = try await runPagerTestProcess("/bin/sh", ["-c", "\(try pagerCommand(daemon)) > \(out)"], in: workspace)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.isEmpty, "nothing on stderr: \(run.output)")
+            let printed = try String(contentsOfFile: out, encoding: .utf8)
+            #expect(printed.utf8.count == page.utf8.count)
+            #expect(printed == page)
+        }
+    }
+
+    @Test("overstrike shows bold and underline; blink and conceal never reach the terminal; NO_COLOR drops colours")
+    func renderingOverstrikeBlinkConcealAndNoColor() async throws {
+        let page = "N\u{08}NA\u{08}AM\u{08}ME\u{08}E and _\u{08}f_\u{08}i_\u{08}l_\u{08}e\n"
+            + "\u{1B}[5mblinking\u{1B}[0m \u{1B}[8mhidden\u{1B}[0m \u{1B}[31mred\u{1B}[0m\n"
+        try await withDaemon(["man.txt": page]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t")
+                // swift test runs tests with NO_COLOR=1 in the environment: clear it for this one.
+                try await tmux.type("t", "env -u NO_COLOR " + (try pagerCommand(daemon)), enter: true)
+                try await tmux.waitFor("t", showing: "NAME and file", "blinking hidden red")
+                let colours = try await tmux.screenWithEscapes("t")
+                #expect(!colours.contains("^H"), "\(colours)")
+                #expect(colours.contains("\u{1B}[1mNAME"), "bold: \(colours)")
+                #expect(colours.contains("\u{1B}[4mfile"), "underline: \(colours)")
+                #expect(colours.contains("\u{1B}[31mred"), "colour passes: \(colours)")
+                #expect(!colours.contains("\u{1B}[5m") && !colours.contains("\u{1B}[8m"), "\(colours)")
+
+                try await tmux.openTerminal("plain")
+                try await tmux.type("plain", "NO_COLOR=1 " + (try pagerCommand(daemon)), enter: true)
+                try await tmux.waitFor("plain", showing: "NAME and file", "blinking hidden red")
+                let plain = try await tmux.screenWithEscapes("plain")
+                #expect(plain.contains("\u{1B}[1mNAME"), "styles stay under NO_COLOR: \(plain)")
+                #expect(!plain.contains("\u{1B}[31m"), "no colour under NO_COLOR: \(plain)")
+            }
+        }
+    }
+
+    @Test("reading a long page as in less: Space reads on, only the last screen turns the room; --follow never moves it")
+    func pagingWithinAPage() async throws {
+        let long = (1...41).map { "line \($0) of page one" }.joined(separator: "\n") + "\n\u{0C}page two\n"
+        try await withDaemon(["doc.txt": long]) { daemon, workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("reader", columns: 80, rows: 10)
+                try await tmux.type("reader", try pagerCommand(daemon, ["--name", "ann"]), enter: true)
+                try await tmux.waitFor("reader", showing: "line 1 of page one", "lines 1-9/41", "more↓")
+                try await tmux.openTerminal("other", columns: 140, rows: 10)
+                try await tmux.type("other", try pagerCommand(daemon, ["--follow"]), enter: true)
+                try await tmux.waitFor("other", showing: "line 1 of page one", "page 1/2")
+
+                try await tmux.press("reader", "Space")
+                try await tmux.waitFor("reader", showing: "line 10 of page one", "lines 10-18/41", "page 1/2")
+                try await tmux.type("reader", "G")
+                try await tmux.waitFor("reader", showing: "line 41 of page one", "100% end")
+                try await tmux.type("reader", "g")
+                try await tmux.waitFor("reader", showing: "line 1 of page one", "lines 1-9/41")
+                try await tmux.type("reader", "5j")
+                try await tmux.waitFor("reader", showing: "lines 6-14/41")
+                #expect(try await tmux.screen("other").contains("line 1 of page one"), "reading moved nobody")
+
+                try await tmux.press("reader", "End")
+                try await tmux.waitFor("reader", showing: "lines 33-41/41")
+                try await tmux.press("reader", "Space")
+                try await tmux.waitFor("other", showing: "page two", "page 2/2", "by ann")
+                try await tmux.waitFor("reader", showing: "page two", "page 2/2")
+
+                // A follower only: page turns browse on its own, the room stays.
+                try await tmux.type("other", "[")
+                try await tmux.waitFor("other", showing: "line 1 of page one", "detached", "follower only")
+                try await tmux.press("other", "F")
+                try await tmux.waitFor("other", showing: "page two", "following")
+                #expect(try await tmux.screen("reader").contains("page two"), "the follower moved nobody")
             }
         }
     }

@@ -69,6 +69,12 @@ final class PagerTmux: @unchecked Sendable {
         try await tmux(["capture-pane", "-p", "-t", name])
     }
 
+    /// The visible screen of terminal `name` with its colours and styles as escape sequences
+    /// (`capture-pane -e`), for checking what reached the terminal.
+    func screenWithEscapes(_ name: String) async throws -> String {
+        try await tmux(["capture-pane", "-p", "-e", "-t", name])
+    }
+
     /// The status line: the last non-empty row of the screen.
     func statusLine(_ name: String) async throws -> String {
         try await screen(name).split(separator: "\n").last.map(String.init) ?? ""

@@ -85,10 +85,46 @@ import Testing
         let s = line()
         #expect(s.render(width: 40) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following")
         #expect(s.render(width: 30) == "page 3/6 ○ ○ ● … ○ · following")
-        #expect(s.render(width: 12) == "page 3/6 · …")
+        #expect(s.render(width: 12) == "page 3/6 …")
         for w in 0...120 { #expect(DisplayWidth.of(s.render(width: w)) <= w) }
         let d = line(mode: .detached(viewPage: 5), page: 5, roomPage: 2, connection: .reconnecting(attempt: 1), message: "x")
         for w in 0...120 { #expect(DisplayWidth.of(d.render(width: w)) <= w) }
+    }
+
+    @Test func ownNameControlMarkAndPosition() {
+        var s = line(by: "bob")
+        s.me = "ann"
+        s.control = true
+        #expect(s.render(width: 100) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · by bob · you: ann ⚑")
+        s.control = false
+        #expect(s.render(width: 100) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · by bob · you: ann")
+        s.position = PagePosition(firstLine: 10, lastLine: 32, lineCount: 41, moreBelow: true)
+        #expect(s.render(width: 120)
+                == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · lines 10-32/41 78% more↓ · by bob · you: ann")
+        // Short of room: who turned the page goes first, then your name, then the room name.
+        s.control = true
+        #expect(s.render(width: 80) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · lines 10-32/41 78% more↓ · you: ann ⚑")
+        #expect(s.render(width: 70) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · lines 10-32/41 78% more↓")
+        #expect(s.render(width: 60) == "page 3/6 ○ ○ ● … ○ · following · lines 10-32/41 78% more↓")
+    }
+
+    @Test func cutsAtWordsNotInsideThem() {
+        #expect(StatusLine.cut("detached · room on 2/6 · F to follow", toWidth: 20) == "detached · room on …")
+        #expect(StatusLine.cut("abc defghij", toWidth: 8) == "abc …")
+        #expect(StatusLine.cut("abcdefghij", toWidth: 5) == "abcd…")
+        #expect(StatusLine.cut("short", toWidth: 5) == "short")
+        let hint = line(mode: .detached(viewPage: 5), page: 5, roomPage: 2, by: nil,
+                        message: "pulling needs control: start with --token")
+        let cut = hint.render(width: 80)
+        #expect(cut == "guide · page 5/6 ○ … ○ ● ○ · detached · room on 2/6 · F to follow · pulling …")
+        for w in 0...120 { #expect(DisplayWidth.of(hint.render(width: w)) <= w) }
+    }
+
+    @Test func detachKeepsTheRoomName() {
+        var s = line(mode: .detached(viewPage: 3), page: 3, roomPage: 3, by: nil, message: "p: pull the room here")
+        s.me = "ann"
+        s.control = true
+        #expect(s.render(width: 80).hasPrefix("guide · page 3/6"), "\(s.render(width: 80))")
     }
 
     @Test func serverTextIsSanitized() {

@@ -70,7 +70,8 @@ private func isSafe(_ s: String) -> Bool {
     }
 
     @Test func controlCharactersAreVisible() {
-        #expect(Sanitizer.sanitize("a\u{07}b\u{08}c\u{00}d\u{7F}e\rf") == "a^Gb^Hc^@d^?e^Mf")
+        #expect(Sanitizer.sanitize("a\u{07}b\u{08}\u{08}c\u{00}d\u{7F}e\rf") == "a^Gb^H^Hc^@d^?e^Mf")
+        #expect(Sanitizer.sanitize("b\u{08}c") == "c", "an overstrike shows what was struck last, as in less")
         #expect(Sanitizer.sanitize("x\u{85}y\u{8D}") == "x<85>y<8D>")
         #expect(Sanitizer.pieces("\u{01}") == [.glyph("^A", width: 2)])
         #expect(Sanitizer.sanitize("a\r\nb") == "a^M^Jb")

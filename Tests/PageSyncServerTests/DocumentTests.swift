@@ -37,7 +37,7 @@ import Testing
 
     @Test func theBuiltinGuideHasSeveralPages() throws {
         let doc = try Document.open(.builtinGuide, pagination: .formFeed)
-        #expect(doc.pageCount == BuiltinGuide.pages.count)
+        #expect(doc.pageCount == BuiltinGuide.pages(address: ServerConfig.defaultListen).count)
         let first = try doc.text(of: .first, limit: 1 << 20)
         #expect(String(decoding: first.bytes, as: UTF8.self).contains("pagesync"))
     }
@@ -51,5 +51,20 @@ import Testing
         } catch {
             #expect(error.description.contains("not a regular file"))
         }
+    }
+}
+
+@Suite struct BuiltinGuideAddressTests {
+    @Test func theGuideNamesTheAddressItIsGiven() throws {
+        let doc = try Document.open(.builtinGuide, pagination: .formFeed, guideAddress: ListenAddress(host: "10.1.2.3", port: 9123))
+        var all = ""
+        for n in 1...doc.pageCount {
+            all += String(decoding: try doc.text(of: PageNumber(clamping: n, pageCount: doc.pageCount), limit: 1 << 20).bytes, as: UTF8.self)
+        }
+        #expect(all.contains("nc -q1 10.1.2.3 9123"))
+        #expect(all.contains("--listen 10.1.2.3:9123"))
+        #expect(!all.contains("7777"))
+        #expect(BuiltinGuide.reachable(ListenAddress(host: "0.0.0.0", port: 1)) == ListenAddress(host: "127.0.0.1", port: 1))
+        #expect(BuiltinGuide.reachable(ListenAddress(host: "::", port: 1)) == ListenAddress(host: "::1", port: 1))
     }
 }

@@ -39,6 +39,26 @@ extension Coordinator {
                 logger.error("TEXT \(page) of room \(runtime.room.name): \(error)")
                 stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
             }
+        case .textFrom(let page, let offset):
+            guard page.number <= runtime.document.pageCount else {
+                stage(session, .deferred(.navigationError(.noSuchPage(page), room: runtime.room.name)))
+                return
+            }
+            do {
+                guard let piece = try runtime.document.text(of: page, from: offset, limit: config.maxTextBytes) else {
+                    stage(session, .bytes(Wire.error(ProtocolError(
+                        code: .pastEnd, message: "FROM \(offset) is past the end of page \(page)", closesConnection: false))))
+                    return
+                }
+                let encoder = TextReplyEncoder(
+                    page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id, bytes: piece.bytes,
+                    pageByteCount: piece.pageByteCount, truncated: piece.next < piece.pageByteCount,
+                    piece: TextPiece(from: offset, next: piece.next, splitLine: piece.splitLine))
+                stage(session, .text(encoder, size: piece.bytes.count + 96))
+            } catch {
+                logger.error("TEXT \(page) FROM \(offset) of room \(runtime.room.name): \(error)")
+                stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
+            }
         case .rooms:
             stage(session, .deferred(.rooms))
         case .join(let name):
@@ -47,6 +67,13 @@ extension Coordinator {
                 return
             }
             if target !== runtime {
+                let others = target.members.values.lazy.filter { $0 !== session }.map(\.name)
+                guard UniqueNames.mayJoin(as: session.name, others: others) else {
+                    stage(session, .bytes(Wire.error(ProtocolError(
+                        code: .conflict, message: "\(UniqueNames.inUseMessage): \(session.name) is in room \(name); pick another NAME first",
+                        closesConnection: false))))
+                    return
+                }
                 runtime.members[session.id] = nil
                 target.members[session.id] = session
                 session.room = name
@@ -57,6 +84,13 @@ extension Coordinator {
         case .name(let name) where name == "-":
             stage(session, .bytes(Wire.error(.malformed("\"-\" means nobody on the wire; pick another name"))))
         case .name(let name):
+            let others = runtime.members.values.lazy.filter { $0 !== session }.map(\.name)
+            guard UniqueNames.mayRename(to: name, from: session.name, others: others) else {
+                let why = UniqueNames.isGuestName(name) ? "guest-<n> names are the server's" : "\(name) is here already"
+                stage(session, .bytes(Wire.error(ProtocolError(
+                    code: .conflict, message: "\(UniqueNames.inUseMessage): \(why)", closesConnection: false))))
+                return
+            }
             session.name = name
             stage(session, .bytes(Wire.ok("NAME \(name)")))
         case .who(let offset):

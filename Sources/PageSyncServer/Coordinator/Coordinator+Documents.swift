@@ -54,9 +54,11 @@ extension Coordinator {
         let roomConfig = runtime.config
         runtime.reindexGeneration += 1
         let generation = runtime.reindexGeneration
+        let guideAddress = self.guideAddress
         Task.detached { [self] in
             do throws(DocumentError) {
-                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
+                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                                 guideAddress: guideAddress)
                 await self.documentLoaded(document, for: roomConfig, generation: generation)
             } catch {
                 await self.documentFailed(room: roomConfig.name, error: error)
@@ -131,7 +133,8 @@ extension Coordinator {
                 runtime.room.policy = roomConfig.policy
             } else {
                 do {
-                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination))
+                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                                                    guideAddress: guideAddress))
                 } catch {
                     logger.error("reload: room \(roomConfig.name): \(error); not added")
                 }

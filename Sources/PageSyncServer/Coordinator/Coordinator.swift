@@ -69,6 +69,8 @@ public actor Coordinator {
     var reloadGeneration = 0
 
     var listeners: [TCPListener] = []
+    /// The address the built-in guide shows: where the first listener really listens.
+    var guideAddress = ServerConfig.defaultListen
     var prepare: PrepareHook?
     var signalWatchers: [SignalWatcher] = []
     var fileWatchers: [String: FileWatcher] = [:]
@@ -119,16 +121,6 @@ public actor Coordinator {
         engine.snapshot = { [unowned self] in
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
-        for roomConfig in config.rooms {
-            let document: Document
-            do {
-                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
-            } catch {
-                throw StartError("room \(roomConfig.name): \(error)")
-            }
-            addRoom(roomConfig, document: document)
-        }
-
         do {
             if listenFDs.isEmpty {
                 let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
@@ -143,6 +135,22 @@ public actor Coordinator {
             }
         } catch {
             throw StartError("cannot listen on \(config.listen): \(error)")
+        }
+
+        // Listening comes first so the built-in guide can name the address really listened on
+        // (no connection is accepted before start() returns: it runs on the loop thread).
+        if let bound = listeners.first?.localAddress, let port = UInt16(exactly: bound.port) {
+            guideAddress = ListenAddress(host: bound.host, port: port)
+        }
+        for roomConfig in config.rooms {
+            let document: Document
+            do {
+                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                              guideAddress: guideAddress)
+            } catch {
+                throw StartError("room \(roomConfig.name): \(error)")
+            }
+            addRoom(roomConfig, document: document)
         }
 
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }

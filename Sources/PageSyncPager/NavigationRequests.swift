@@ -1,0 +1,70 @@
+import PageSyncCore
+
+/// Where a page-turning press starts from.
+enum NavigationBase: Equatable, Sendable { case current, first, last, page(Int) }
+
+/// What the presses not yet sent add up to: a base and a net offset from it.
+struct NavigationIntent: Equatable, Sendable {
+    var base: NavigationBase
+    var offset: Int
+    var pull = false
+}
+
+/// The one navigation command in flight, as sent.
+struct NavigationRequest: Equatable, Sendable {
+    var intent: NavigationIntent
+    var command: String
+    var basePage: Int
+    var target: Int
+}
+
+/// The pure rules of page-turning requests: how presses combine, where they lead, and the
+/// command that asks the server for it (see ``PagerModel`` for when they are sent).
+enum NavigationRequests {
+    /// `later` pressed after `earlier` (not sent yet): a relative press adds to what is pending,
+    /// an absolute one (or a pull) replaces it.
+    static func combine(_ earlier: NavigationIntent?, _ later: NavigationIntent) -> NavigationIntent {
+        guard let earlier, later.base == .current, !later.pull else { return later }
+        return NavigationIntent(base: earlier.base, offset: earlier.offset + later.offset, pull: earlier.pull)
+    }
+
+    /// The page an intent leads to from `current`, or nil if it leads nowhere new.
+    static func resolve(_ i: NavigationIntent, current: Int, room: RoomView) -> Int? {
+        let n = max(1, room.pageCount)
+        let base = switch i.base {
+        case .current: current
+        case .first: 1
+        case .last: n
+        case .page(let p): p
+        }
+        var target = base
+        if i.offset != 0 {
+            // Wrapping rooms go round; others stop at their ends (PageNumber does the arithmetic).
+            let from = PageNumber(clamping: base, pageCount: n)
+            target = (room.wraps ? from.advanced(by: i.offset, pageCount: n, wrapping: true)
+                : PageNumber(clamping: base + i.offset, pageCount: n))?.number ?? base
+        }
+        return target == current ? nil : target
+    }
+
+    /// Why a relative press goes nowhere at an end of a room that stops there (nil otherwise).
+    static func edgeMessage(_ i: NavigationIntent, current: Int, room: RoomView) -> String? {
+        guard i.base == .current, !room.wraps else { return nil }
+        if i.offset > 0 && current >= room.pageCount { return "already on the last page" }
+        if i.offset < 0 && current <= 1 { return "already on the first page" }
+        return nil
+    }
+
+    /// The conditional command that asks for `intent` reaching `target` at room version `version`.
+    static func command(for intent: NavigationIntent, target: Int, version: UInt64) -> String {
+        let verb: String
+        switch (intent.base, intent.offset) {
+        case (.current, 1): verb = "NEXT"
+        case (.current, -1): verb = "PREV"
+        case (.first, 0): verb = "FIRST"
+        case (.last, 0): verb = "LAST"
+        default: verb = "GOTO \(target)"
+        }
+        return "\(verb) IF \(version)"
+    }
+}

@@ -1,0 +1,42 @@
+/// Which page of which document: the key page text is cached under.
+struct PageKey: Hashable, Sendable {
+    var doc: String
+    var page: Int
+}
+
+/// The text of recently shown pages, least recently stored evicted first, plus which pages
+/// have been asked for and not answered yet. Holds at most ``limit`` pages.
+struct PageTextCache: Sendable {
+    /// Pages of text kept in memory.
+    static let limit = 24
+
+    private var texts: [PageKey: [String]] = [:]
+    private var order: [PageKey] = []
+    private var requested: Set<PageKey> = []
+
+    /// The lines of `key`, if held.
+    subscript(key: PageKey) -> [String]? { texts[key] }
+
+    /// Whether `key` should be asked for: neither held nor already asked for.
+    func needs(_ key: PageKey) -> Bool { texts[key] == nil && !requested.contains(key) }
+
+    /// Notes that `key` was asked for.
+    mutating func markRequested(_ key: PageKey) { requested.insert(key) }
+
+    /// Forgets every unanswered request (the connection closed).
+    mutating func forgetRequests() { requested = [] }
+
+    /// Stores `lines` for `key`; evicts the oldest pages beyond ``limit``, never `keep`.
+    mutating func store(_ lines: [String], for key: PageKey, keep: PageKey?) {
+        if texts[key] == nil { order.append(key) }
+        texts[key] = lines
+        var passes = order.count
+        while order.count > Self.limit, passes > 0 {
+            passes -= 1
+            let evict = order.removeFirst()
+            if evict == keep { order.append(evict); continue }
+            texts[evict] = nil
+            requested.remove(evict)
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// The window of screen rows a page shows: a scroll offset over `rowCount` laid-out rows on a
+/// screen of `height` content rows. Every change keeps the offset in `0...maxOffset`, where the
+/// last row sits at the bottom of the screen (0 when the page fits).
+struct Viewport: Equatable, Sendable {
+    /// How many rows the page is scrolled down.
+    private(set) var offset = 0
+
+    /// The largest useful offset for `rowCount` rows on `height` rows.
+    static func maxOffset(rowCount: Int, height: Int) -> Int { max(0, rowCount - max(0, height)) }
+
+    /// Whether the first row is on screen.
+    var atTop: Bool { offset == 0 }
+
+    /// Whether the last of `rowCount` rows is on screen.
+    func atBottom(rowCount: Int, height: Int) -> Bool { offset >= Self.maxOffset(rowCount: rowCount, height: height) }
+
+    /// Moves by `delta` rows (down when positive), clamped.
+    mutating func scroll(by delta: Int, rowCount: Int, height: Int) {
+        set(offset + delta, rowCount: rowCount, height: height)
+    }
+
+    /// Moves to `row` at the top of the screen, clamped.
+    mutating func set(_ row: Int, rowCount: Int, height: Int) {
+        offset = min(max(0, row), Self.maxOffset(rowCount: rowCount, height: height))
+    }
+
+    /// Back to the first row.
+    mutating func reset() { offset = 0 }
+}
+
+/// Where the screen is within a page, for the status line: `lines 11-33/41 80%`.
+public struct PagePosition: Equatable, Sendable {
+    /// The first document line on screen (1-based).
+    public var firstLine: Int
+    /// The last document line on screen (1-based).
+    public var lastLine: Int
+    /// The page's number of lines.
+    public var lineCount: Int
+    /// Whether rows below the screen are not shown yet.
+    public var moreBelow: Bool
+
+    /// A position with every part given.
+    public init(firstLine: Int, lastLine: Int, lineCount: Int, moreBelow: Bool) {
+        self.firstLine = firstLine
+        self.lastLine = lastLine
+        self.lineCount = lineCount
+        self.moreBelow = moreBelow
+    }
+
+    /// The position of `height` rows from `offset` in `rows` (nil when there are no rows).
+    public static func of(_ rows: [LayoutRow], offset: Int, height: Int) -> PagePosition? {
+        guard let lastRow = rows.last else { return nil }
+        let visible = Layout.visible(rows, offset: offset, height: height)
+        guard let first = visible.first, let last = visible.last else { return nil }
+        return PagePosition(firstLine: first.line + 1, lastLine: last.line + 1, lineCount: lastRow.line + 1,
+                            moreBelow: visible.endIndex < rows.count)
+    }
+
+    /// How far through the page the bottom of the screen is, 0...100.
+    public var percent: Int { lineCount == 0 ? 100 : min(100, lastLine * 100 / lineCount) }
+
+    /// `lines 11-33/41 80%`.
+    public var text: String { "lines \(firstLine)-\(lastLine)/\(lineCount) \(percent)%" }
+}
