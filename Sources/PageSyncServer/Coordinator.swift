@@ -77,6 +77,7 @@ public actor Coordinator {
     private let observer: any LifecycleObserver
     private let reloadConfig: @Sendable () async throws -> ServerConfig
     private let listenFDs: [Int32]
+    private let tlsListenFDs: [Int32]
     private let store: StateStore
 
     private var rooms: [String: RoomRuntime] = [:]
@@ -95,6 +96,9 @@ public actor Coordinator {
     private var shuttingDown = false
 
     private var listeners: [TCPListener] = []
+    private var tlsListeners: [TCPListener] = []
+    /// The certificate new TLS connections get; SIGHUP replaces it.
+    private var tlsContext: TLSContext?
     private var prepare: PrepareHook?
     private var signalWatchers: [SignalWatcher] = []
     private var fileWatchers: [String: FileWatcher] = [:]
@@ -111,6 +115,7 @@ public actor Coordinator {
         logger: Logger,
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
+        tlsListenFDs: [Int32] = [],
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) throws(StateStoreError) {
         self.loop = loop
@@ -118,6 +123,7 @@ public actor Coordinator {
         self.logger = logger
         self.observer = observer
         self.listenFDs = listenFDs
+        self.tlsListenFDs = tlsListenFDs
         self.reloadConfig = reloadConfig
         self.store = try StateStore(directory: config.stateDirectory, fsync: config.fsync)
     }
@@ -138,8 +144,9 @@ public actor Coordinator {
         }
         persistDirtyRooms()
 
+        let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
         do {
-            if listenFDs.isEmpty {
+            if !socketActivated {
                 let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
                 try listener.listen { connection in self.accept(connection) }
                 listeners.append(listener)
@@ -153,6 +160,7 @@ public actor Coordinator {
         } catch {
             throw StartError("cannot listen on \(config.listen): \(error)")
         }
+        try startTLS(socketActivated: socketActivated)
 
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
@@ -179,6 +187,12 @@ public actor Coordinator {
             if let address = listener.localAddress {
                 let host = address.host.contains(":") ? "[\(address.host)]" : address.host
                 logger.info("listening on \(host):\(address.port)")
+            }
+        }
+        for listener in tlsListeners {
+            if let address = listener.localAddress {
+                let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+                logger.info("listening for TLS on \(host):\(address.port)")
             }
         }
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory)")
@@ -235,8 +249,9 @@ public actor Coordinator {
         shuttingDown = true
         logger.info("shutting down (\(reason))")
         observer.stopping()
-        for listener in listeners { listener.close() }
+        for listener in listeners + tlsListeners { listener.close() }
         listeners.removeAll()
+        tlsListeners.removeAll()
         persistDirtyRooms()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values {
@@ -279,7 +294,63 @@ public actor Coordinator {
 
     // MARK: - Connections
 
-    private func accept(_ connection: TCPConnection) {
+    /// Sets up TLS as configured, or fails: never serves plaintext where TLS was asked for.
+    private func startTLS(socketActivated: Bool) throws(StartError) {
+        guard let tls = config.tls else {
+            if !tlsListenFDs.isEmpty {
+                throw StartError("systemd passed a \(TLSConfig.socketName) socket but no TLS certificate and key are configured (tls.cert, tls.key)")
+            }
+            return
+        }
+        do {
+            tlsContext = try Self.makeTLSContext(tls)
+        } catch {
+            throw StartError("TLS: \(error)")
+        }
+        let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
+        do {
+            if socketActivated {
+                for fd in tlsListenFDs {
+                    let listener = try TCPListener(loop: loop, adopting: fd)
+                    try listener.listen { tcp in self.acceptTLS(tcp) }
+                    tlsListeners.append(listener)
+                }
+            } else if let listen = tls.listen {
+                let listener = try TCPListener(loop: loop, host: listen.host, port: Int(listen.port))
+                try listener.listen { tcp in self.acceptTLS(tcp) }
+                tlsListeners.append(listener)
+            }
+        } catch {
+            throw StartError("cannot listen for TLS on \(address): \(error)")
+        }
+        if tlsListeners.isEmpty {
+            throw StartError(socketActivated
+                ? "TLS is configured but systemd passed no socket named \(TLSConfig.socketName) (FileDescriptorName=)"
+                : "TLS is configured but has no address: set tls.listen or --tls-listen")
+        }
+    }
+
+    /// A server context for `tls` (reads the files: call at start or off the loop).
+    nonisolated static func makeTLSContext(_ tls: TLSConfig) throws(TLSError) -> TLSContext {
+        try TLSContext.server(
+            certificateFile: tls.certificateFile, keyFile: tls.keyFile, clientCAFile: tls.clientCAFile,
+            minimumVersion: TLSProtocolVersion(rawValue: tls.minimumVersion) ?? .v1_2,
+            ciphers: tls.ciphers, cipherSuites: tls.cipherSuites)
+    }
+
+    private func acceptTLS(_ tcp: TCPConnection) {
+        guard let context = tlsContext, !shuttingDown else {
+            tcp.close()
+            return
+        }
+        do throws(TLSError) {
+            accept(try TLSConnection(tcp, loop: loop, context: context))
+        } catch {
+            logger.error("TLS session for \(tcp.peerDescription): \(error)")
+        }
+    }
+
+    private func accept(_ connection: any StreamConnection) {
         guard !shuttingDown else {
             connection.close()
             return
@@ -311,7 +382,7 @@ public actor Coordinator {
         session.connection.startReading { event in self.onRead(id: id, event) }
     }
 
-    private func onRead(id: Int, _ event: TCPConnection.ReadEvent) {
+    private func onRead(id: Int, _ event: StreamReadEvent) {
         guard let session = sessions[id] else { return }
         switch event {
         case .data(let bytes):
@@ -440,6 +511,13 @@ public actor Coordinator {
             }
             stage(session, Wire.multiline(header: "OK WHO \(lines.count)", lines: lines))
         case .auth(let token):
+            guard AuthTransportPolicy.allowsAuth(encrypted: session.connection.isEncrypted,
+                                                 loopback: session.connection.peerIsLoopback,
+                                                 plaintextAuthAllowed: config.plaintextAuth)
+            else {
+                stage(session, Wire.error(ProtocolError(code: .forbidden, message: AuthTransportPolicy.refusal, closesConnection: false)))
+                return
+            }
             if let expected = runtime.config.token, !constantTimeEquals(Array(expected.utf8), Array(token.utf8)) {
                 logger.notice("wrong token for room \(runtime.room.name) from \(session.connection.peerDescription)")
                 stage(session, Wire.error(ProtocolError(code: .forbidden, message: "wrong token", closesConnection: false)))
@@ -693,7 +771,11 @@ public actor Coordinator {
         Task.detached { [self] in
             do {
                 let fresh = try await load()
-                await self.applyReload(fresh, generation: generation)
+                // The certificate and key are read here, off the loop.
+                let tls: Result<TLSContext, TLSError>? = fresh.tls.map { tls in
+                    Result { () throws(TLSError) in try Coordinator.makeTLSContext(tls) }
+                }
+                await self.applyReload(fresh, tls: tls, generation: generation)
             } catch {
                 await self.reloadFailed("\(error)")
             }
@@ -706,9 +788,10 @@ public actor Coordinator {
         observer.ready(status: statusLine)
     }
 
-    private func applyReload(_ fresh: ServerConfig, generation: Int) {
+    private func applyReload(_ fresh: ServerConfig, tls: Result<TLSContext, TLSError>?, generation: Int) {
         // A later SIGHUP read the files again: its result is the one to apply.
         guard !shuttingDown, generation == reloadGeneration else { return }
+        let keptTLS = reloadTLS(fresh.tls, context: tls)
         if fresh.listen != config.listen && listenFDs.isEmpty {
             logger.warning("reload: listen address changes need a restart; still on \(config.listen)")
         }
@@ -719,6 +802,7 @@ public actor Coordinator {
         kept.listen = config.listen
         kept.stateDirectory = config.stateDirectory
         kept.fsync = config.fsync
+        kept.tls = keptTLS
         for roomConfig in fresh.rooms {
             if let runtime = rooms[roomConfig.name] {
                 if runtime.config.token != roomConfig.token {
@@ -746,6 +830,35 @@ public actor Coordinator {
         watchDocuments()
         logger.info("reloaded: \(roomOrder.count) room(s)")
         observer.ready(status: statusLine)
+    }
+}
+
+extension Coordinator {
+    /// SIGHUP for TLS: new connections get the new certificate, existing ones keep theirs; a
+    /// certificate that does not load leaves the old one in place. Returns the TLS settings now
+    /// in force.
+    fileprivate func reloadTLS(_ fresh: TLSConfig?, context: Result<TLSContext, TLSError>?) -> TLSConfig? {
+        guard let current = config.tls, !tlsListeners.isEmpty else {
+            if fresh != nil { logger.warning("reload: turning TLS on needs a restart") }
+            return config.tls
+        }
+        guard var fresh, let context else {
+            logger.warning("reload: TLS cannot be turned off by a reload; still serving TLS with the previous certificate")
+            return current
+        }
+        if fresh.listen != current.listen && tlsListenFDs.isEmpty {
+            logger.warning("reload: TLS listen address changes need a restart; still on \(current.listen.map(String.init(describing:)) ?? "-")")
+        }
+        fresh.listen = current.listen
+        switch context {
+        case .success(let context):
+            tlsContext = context
+            logger.info("reload: TLS certificate \(fresh.certificateFile) loaded; new connections use it")
+            return fresh
+        case .failure(let error):
+            logger.error("reload: TLS: \(error); keeping the previous certificate")
+            return current
+        }
     }
 }
 

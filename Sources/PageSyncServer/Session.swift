@@ -20,7 +20,7 @@ final class SharedLine: Sendable {
 final class Session {
     let id: Int
     var name: String
-    let connection: TCPConnection
+    let connection: any StreamConnection
     var framer: LineFramer
     /// The room this client is in.
     var room: String
@@ -41,7 +41,7 @@ final class Session {
     /// The peer half-closed: answer what it already sent, then close.
     var inputEnded = false
 
-    init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
+    init(id: Int, name: String, connection: any StreamConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id
         self.name = name
         self.connection = connection

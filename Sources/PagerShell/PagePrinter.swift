@@ -81,9 +81,10 @@ struct PagePrintSteps {
 final class PagePrinter {
     private let loop: EventLoop
     private let configuration: PagerConfiguration
+    private let connector: ServerConnector
     private var steps: PagePrintSteps
     private var framer = LineFramer(maxLineLength: InteractivePager.maxServerLineLength)
-    private var connection: TCPConnection?
+    private var connection: (any StreamConnection)?
     private let timeout: UV.Timer
 
     /// How long the whole exchange may take before giving up.
@@ -93,8 +94,9 @@ final class PagePrinter {
     private(set) var outcome: (status: Int32, message: String?)?
 
     /// Prepares; nothing happens until ``start()``.
-    init(loop: EventLoop, configuration: PagerConfiguration) {
+    init(loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector) {
         self.loop = loop
+        self.connector = connector
         self.configuration = configuration
         steps = PagePrintSteps(room: configuration.room)
         timeout = UV.Timer(loop: loop)
@@ -105,7 +107,7 @@ final class PagePrinter {
         timeout.start(afterMilliseconds: Self.timeoutMilliseconds) { [unowned self] in
             self.perform(self.steps.connectionEnded(reason: "no answer in time", server: self.server))
         }
-        TCPConnection.connect(loop: loop, host: configuration.server.host, port: Int(configuration.server.port)) {
+        connector.connect(loop: loop) {
             [unowned self] result in
             guard self.outcome == nil else {
                 if case .success(let late) = result { late.close() }

@@ -63,6 +63,11 @@ public struct ServerConfig: Equatable, Sendable {
     public var fsync: Bool
     /// The rooms, in order. The first is the default room new clients join.
     public var rooms: [RoomConfig]
+    /// The TLS listener, if any (beside the plaintext one; both serve the same rooms).
+    public var tls: TLSConfig?
+    /// Whether `AUTH` is accepted on plaintext connections from other machines (default false:
+    /// tokens would cross the network in clear; such clients get `ERR 403`).
+    public var plaintextAuth: Bool
 
     /// The built-in defaults: `127.0.0.1:7777`, the guide room, 4 KiB lines.
     public init(
@@ -74,7 +79,9 @@ public struct ServerConfig: Equatable, Sendable {
         outputHighWater: Int = 256 << 10,
         keepAliveSeconds: Int = 60,
         fsync: Bool = true,
-        rooms: [RoomConfig] = [.builtinGuide]
+        rooms: [RoomConfig] = [.builtinGuide],
+        tls: TLSConfig? = nil,
+        plaintextAuth: Bool = false
     ) {
         self.listen = listen
         self.stateDirectory = stateDirectory
@@ -85,6 +92,8 @@ public struct ServerConfig: Equatable, Sendable {
         self.keepAliveSeconds = keepAliveSeconds
         self.fsync = fsync
         self.rooms = rooms
+        self.tls = tls
+        self.plaintextAuth = plaintextAuth
     }
 
     /// `127.0.0.1:7777`.
@@ -110,6 +119,16 @@ public struct ServerConfig: Equatable, Sendable {
         guard maxTextBytes >= 1 else { throw ConfigError("max-text must be at least 1, not \(maxTextBytes)") }
         guard keepAliveSeconds >= 1 else { throw ConfigError("keepalive must be at least 1 second, not \(keepAliveSeconds)") }
         guard !stateDirectory.isEmpty else { throw ConfigError("state-dir is empty") }
+        if let tls {
+            guard !tls.certificateFile.isEmpty else { throw ConfigError("tls: a certificate is needed (tls.cert or --tls-cert)") }
+            guard !tls.keyFile.isEmpty else { throw ConfigError("tls: a key is needed (tls.key or --tls-key)") }
+            guard TLSConfig.versions.contains(tls.minimumVersion) else {
+                throw ConfigError("tls: min-version must be 1.2 or 1.3, not \"\(tls.minimumVersion)\"")
+            }
+            if let address = tls.listen, address == listen, address.port != 0 {
+                throw ConfigError("tls: listen address \(address) is also the plaintext listen address")
+            }
+        }
     }
 
     /// Room names for files given on the command line: `notes.txt` serves `notes`;
