@@ -17,13 +17,15 @@ let package = Package(
     targets: [
         // libuv, from the system (libuv1-dev).
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        // OpenSSL 3 (libssl-dev), for TLS on the loop through memory BIOs.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
         .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
 
-        // Imperative shell: the only module that touches libuv.
-        .target(name: "UV", dependencies: ["CLibUV"]),
+        // Imperative shell: the only module that touches libuv (and OpenSSL's sessions on it).
+        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
         .target(name: "PageSyncServer", dependencies: [

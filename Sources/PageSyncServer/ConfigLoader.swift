@@ -33,6 +33,18 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var maxClientsPerAddress: Int?
     /// `--who-page-size`.
     public var whoPageSize: Int?
+    /// `--tls-listen`.
+    public var tlsListen: ListenAddress?
+    /// `--tls-cert`.
+    public var tlsCertificateFile: String?
+    /// `--tls-key`.
+    public var tlsKeyFile: String?
+    /// `--tls-ca`.
+    public var tlsCAFile: String?
+    /// `--tls-min-version`.
+    public var tlsMinimumVersion: String?
+    /// `--allow-plaintext-auth`.
+    public var allowPlaintextAuth: Bool = false
 
     /// No overrides.
     public init() {}
@@ -84,6 +96,18 @@ public enum ConfigLoader {
         if let n = overrides.idleTimeoutSeconds { config.idleTimeoutSeconds = n }
         if let n = overrides.maxClientsPerAddress { config.maxClientsPerAddress = n }
         if let n = overrides.whoPageSize { config.whoPageSize = n }
+        if overrides.allowPlaintextAuth { config.plaintextAuth = true }
+        if overrides.tlsListen != nil || overrides.tlsCertificateFile != nil || overrides.tlsKeyFile != nil
+            || overrides.tlsCAFile != nil || overrides.tlsMinimumVersion != nil
+        {
+            var tls = config.tls ?? TLSConfig(listen: nil, certificateFile: "", keyFile: "")
+            if let listen = overrides.tlsListen { tls.listen = listen }
+            if let file = overrides.tlsCertificateFile { tls.certificateFile = absolute(file, relativeTo: nil) }
+            if let file = overrides.tlsKeyFile { tls.keyFile = absolute(file, relativeTo: nil) }
+            if let file = overrides.tlsCAFile { tls.clientCAFile = absolute(file, relativeTo: nil) }
+            if let version = overrides.tlsMinimumVersion { tls.minimumVersion = version }
+            config.tls = tls
+        }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -119,6 +143,8 @@ public enum ConfigLoader {
         if let n = try keys.int("idle-timeout") { config.idleTimeoutSeconds = n }
         if let n = try keys.int("max-clients-per-address") { config.maxClientsPerAddress = n }
         if let n = try keys.int("who-page-size") { config.whoPageSize = n }
+        if let b = try keys.bool("allow-plaintext-auth") { config.plaintextAuth = b }
+        try applyTLS(keys, file: file, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in
@@ -164,6 +190,32 @@ public enum ConfigLoader {
             throw ConfigError("\(key.message)\(value): $CREDENTIALS_DIRECTORY is not set; add LoadCredential=\(name):<file> to the systemd unit")
         }
         return directory + "/" + name
+    }
+
+    /// The `tls:` section: `listen`, `cert`, `key`, `ca`, `min-version`, `ciphers`, `ciphersuites`.
+    private static func applyTLS(_ keys: Keys, file: String, to config: inout ServerConfig) throws {
+        let listenText = try keys.string("tls.listen")
+        let cert = try keys.string("tls.cert")
+        let key = try keys.string("tls.key")
+        let ca = try keys.string("tls.ca")
+        let version = try keys.string("tls.min-version")
+        let ciphers = try keys.string("tls.ciphers")
+        let suites = try keys.string("tls.ciphersuites")
+        guard listenText != nil || cert != nil || key != nil || ca != nil || version != nil || ciphers != nil || suites != nil
+        else { return }
+        var listen: ListenAddress?
+        if let listenText {
+            guard let address = ListenAddress(parsing: listenText) else {
+                throw keys.error("tls.listen", "\"\(listenText)\" is not HOST:PORT (for example 0.0.0.0:7778)")
+            }
+            listen = address
+        }
+        config.tls = TLSConfig(
+            listen: listen,
+            certificateFile: cert.map { absolute($0, relativeTo: file) } ?? "",
+            keyFile: key.map { absolute($0, relativeTo: file) } ?? "",
+            clientCAFile: ca.map { absolute($0, relativeTo: file) },
+            minimumVersion: version ?? "1.2", ciphers: ciphers, cipherSuites: suites)
     }
 
     private static func readToken(_ path: String, key: ConfigError) throws -> String {

@@ -13,6 +13,8 @@ public enum Daemon {
     /// - Parameters:
     ///   - listenFDs: sockets handed over by a service manager; when non-empty
     ///     they are used instead of binding `config.listen`.
+    ///   - tlsListenFDs: sockets named `pagesync-tls` by the service manager: TLS listeners
+    ///     (with `config.tls`; with socket activation `tls.listen` is not bound).
     ///   - reloadConfig: reads the configuration again, on SIGHUP.
     /// - Throws: ``StartError`` when it cannot start (a document, the state
     ///   directory or the address), with a one-line message.
@@ -21,6 +23,7 @@ public enum Daemon {
         logger: Logger,
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
+        tlsListenFDs: [Int32] = [],
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) throws(StartError) {
         // A peer that vanishes mid-write must not kill the process.
@@ -43,7 +46,7 @@ public enum Daemon {
         }
         let coordinator = Coordinator(
             loop: loop, config: config, logger: logger, engine: engine, loaded: loaded,
-            observer: observer, listenFDs: listenFDs, reloadConfig: reloadConfig)
+            observer: observer, listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, reloadConfig: reloadConfig)
         // start() runs as the loop's first job, on the loop thread; a failure stops the loop.
         let failure = Mutex<StartError?>(nil)
         loop.execute {

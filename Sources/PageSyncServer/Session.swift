@@ -7,7 +7,7 @@ import UV
 final class Session {
     let id: Int
     var name: String
-    let connection: TCPConnection
+    let connection: any StreamConnection
     var framer: LineFramer
     /// The room this client is in.
     var room: String
@@ -26,7 +26,7 @@ final class Session {
     /// Whether any byte arrived yet (the first one is checked for TLS).
     var receivedAny = false
 
-    init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
+    init(id: Int, name: String, connection: any StreamConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id
         self.name = name
         self.connection = connection

@@ -27,6 +27,7 @@ final class InteractivePager {
 
     private let loop: EventLoop
     private let configuration: PagerConfiguration
+    private let connector: ServerConnector
     private let terminal: Terminal
     private var model: PagerModel
     private var decoder = KeyDecoder()
@@ -38,7 +39,7 @@ final class InteractivePager {
     private var beforeSleep: PrepareHook?
     private var signals: [SignalWatcher] = []
 
-    private var connection: TCPConnection?
+    private var connection: (any StreamConnection)?
     /// Bumped whenever a connection (or an attempt) is abandoned: late callbacks of older
     /// attempts see a different number and do nothing.
     private var generation = 0
@@ -50,8 +51,9 @@ final class InteractivePager {
     private(set) var outcome: (status: Int32, message: String?)?
 
     /// Prepares the pager; nothing is written to the terminal yet.
-    init(loop: EventLoop, configuration: PagerConfiguration) throws(PagerShellError) {
+    init(loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector) throws(PagerShellError) {
         self.loop = loop
+        self.connector = connector
         self.configuration = configuration
         terminal = try Terminal(loop: loop)
         var seed: UInt64 = 0
@@ -168,7 +170,7 @@ final class InteractivePager {
             guard attempt == self.generation else { return }
             self.lost(reason: "connecting timed out")
         }
-        TCPConnection.connect(loop: loop, host: configuration.server.host, port: Int(configuration.server.port)) {
+        connector.connect(loop: loop) {
             [unowned self] result in
             guard attempt == self.generation, self.outcome == nil else {
                 if case .success(let late) = result { late.close() }

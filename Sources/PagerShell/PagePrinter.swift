@@ -124,9 +124,10 @@ struct PagePrintSteps {
 final class PagePrinter {
     private let loop: EventLoop
     private let configuration: PagerConfiguration
+    private let connector: ServerConnector
     private var steps: PagePrintSteps
     private var framer = LineFramer(maxLineLength: InteractivePager.maxServerLineLength)
-    private var connection: TCPConnection?
+    private var connection: (any StreamConnection)?
     private let timeout: UV.Timer
 
     /// How long the server may stay silent before giving up.
@@ -136,8 +137,9 @@ final class PagePrinter {
     private(set) var outcome: (status: Int32, message: String?)?
 
     /// Prepares; nothing happens until ``start()``.
-    init(loop: EventLoop, configuration: PagerConfiguration) {
+    init(loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector) {
         self.loop = loop
+        self.connector = connector
         self.configuration = configuration
         steps = PagePrintSteps(room: configuration.room)
         timeout = UV.Timer(loop: loop)
@@ -146,7 +148,7 @@ final class PagePrinter {
     /// Connects and starts the exchange.
     func start() {
         armTimeout()
-        TCPConnection.connect(loop: loop, host: configuration.server.host, port: Int(configuration.server.port)) {
+        connector.connect(loop: loop) {
             [unowned self] result in
             guard self.outcome == nil else {
                 if case .success(let late) = result { late.close() }

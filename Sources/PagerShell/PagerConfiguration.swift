@@ -1,7 +1,11 @@
 import PageSyncCore
 
-/// Where the pager connects: a host and a TCP port.
+/// Where the pager connects: a host and a TCP port, in plaintext or over TLS.
 public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {
+    /// The port a bare `tls://HOST` means.
+    public static let defaultTLSPort: UInt16 = 7778
+    /// True for `tls://HOST:PORT`: connect over TLS and verify the server's certificate.
+    public var tls = false
     /// The default server, `127.0.0.1:7777`.
     public static let defaultAddress = PagerServerAddress(host: "127.0.0.1", port: 7777)
     /// The environment variable that replaces ``defaultAddress`` when set and not empty.
@@ -18,16 +22,20 @@ public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `HOST:PORT`, `[IPv6]:PORT`, `:PORT` (127.0.0.1) or a bare `HOST` (port 7777).
+    /// Parses `HOST:PORT`, `[IPv6]:PORT`, `:PORT` (127.0.0.1) or a bare `HOST` (port 7777),
+    /// each optionally prefixed with `tls://` (then a bare `HOST` means port 7778).
     /// Returns nil for anything else, and for port 0.
     public init?(parsing text: String) {
-        let trimmed = text.trimmingBlanks
+        var trimmed = text.trimmingBlanks
+        let tls = trimmed.lowercased().hasPrefix("tls://")
+        if tls { trimmed = String(trimmed.dropFirst("tls://".count)) }
         var parsed = ListenAddress(parsing: trimmed)
         if parsed == nil, !trimmed.isEmpty, !trimmed.contains(":") || (trimmed.hasPrefix("[") && trimmed.hasSuffix("]")) {
-            parsed = ListenAddress(parsing: trimmed + ":\(Self.defaultAddress.port)")
+            parsed = ListenAddress(parsing: trimmed + ":\(tls ? Self.defaultTLSPort : Self.defaultAddress.port)")
         }
         guard let parsed, parsed.port != 0 else { return nil }
         self.init(host: parsed.host, port: parsed.port)
+        self.tls = tls
     }
 
     /// The address to use when none is given on the command line: ``environmentVariable`` if set
@@ -40,8 +48,8 @@ public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {
         return .success(address)
     }
 
-    /// `host:port`, an IPv6 host in brackets.
-    public var description: String { ListenAddress(host: host, port: port).description }
+    /// `host:port`, an IPv6 host in brackets; `tls://` first for TLS.
+    public var description: String { (tls ? "tls://" : "") + ListenAddress(host: host, port: port).description }
 
     /// An address that does not parse, with where it came from, for a one-line error.
     public struct AddressError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -73,15 +81,21 @@ public struct PagerConfiguration: Sendable {
     public var token: String?
     /// `--follow`: follower only, no key ever asks the room to change.
     public var followOnly: Bool
+    /// `--tls-ca`: the CA file (PEM) the server's certificate must chain to; nil for the system's.
+    public var tlsCAFile: String?
+    /// `--tls-insecure`: do not verify the server's certificate at all (testing only).
+    public var tlsInsecure = false
 
     /// A configuration; only the server is required.
     public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil,
-                followOnly: Bool = false) {
+                followOnly: Bool = false, tlsCAFile: String? = nil, tlsInsecure: Bool = false) {
         self.server = server
         self.room = room
         self.name = name
         self.token = token
         self.followOnly = followOnly
+        self.tlsCAFile = tlsCAFile
+        self.tlsInsecure = tlsInsecure
     }
 }
 

@@ -22,11 +22,19 @@ public enum PagerShell {
         } catch {
             return fail("pagesync: cannot start the event loop: \(error)")
         }
+        let connector: ServerConnector
+        do {
+            connector = try ServerConnector(configuration)
+        } catch {
+            loop.closeAllHandlesAndDrain()
+            return fail("pagesync: TLS: \(error)")
+        }
+        if let warning = ServerConnector.insecureWarning(configuration) { FileDescriptorWriter.standardError.write(warning + "\n") }
         let outcome: (status: Int32, message: String?)?
         if isTerminal(STDOUT_FILENO) {
             let pager: InteractivePager
             do {
-                pager = try InteractivePager(loop: loop, configuration: configuration)
+                pager = try InteractivePager(loop: loop, configuration: configuration, connector: connector)
             } catch {
                 loop.closeAllHandlesAndDrain()
                 return fail(error.description)
@@ -35,7 +43,7 @@ public enum PagerShell {
             loop.run()
             outcome = pager.outcome
         } else {
-            let printer = PagePrinter(loop: loop, configuration: configuration)
+            let printer = PagePrinter(loop: loop, configuration: configuration, connector: connector)
             printer.start()
             loop.run()
             outcome = printer.outcome

@@ -74,6 +74,19 @@ enum SocketAddress {
         }
     }
 
+    /// True for 127.0.0.0/8, ::1 and IPv4-mapped 127.x (::ffff:127.0.0.1).
+    var isLoopback: Bool {
+        switch self {
+        case .v4(let address):
+            return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address):
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+            return mapped && bytes[12] == 127
+        }
+    }
+
     /// "127.0.0.1:7777" or "[::1]:7777".
     var description: String {
         switch self {

@@ -130,6 +130,7 @@ public final class TCPConnection {
     private let io: StreamIO
     private let handle: UnsafeMutablePointer<uv_tcp_t>
     private var peer: String = "?"
+    private var loopbackPeer = false
 
     init(loop: EventLoop, handle: UnsafeMutablePointer<uv_tcp_t>) {
         self.handle = handle
@@ -137,7 +138,10 @@ public final class TCPConnection {
     }
 
     func refreshPeer() {
-        if let address = SocketAddress.of(handle, peer: true) { peer = address.description }
+        if let address = SocketAddress.of(handle, peer: true) {
+            peer = address.description
+            loopbackPeer = address.isLoopback
+        }
     }
 
     /// Connects to `host:port` and calls `done` on the loop thread, always asynchronously.
@@ -295,6 +299,10 @@ public final class TCPConnection {
     /// The peer's address as "127.0.0.1:5555" or "[::1]:5555", captured when the connection was
     /// established ("?" if unknown). Still valid after close.
     public var peerDescription: String { peer }
+
+    /// True when the peer's address is a loopback address (127.0.0.0/8, ::1, ::ffff:127.x),
+    /// captured with ``peerDescription``. False when unknown.
+    public var peerIsLoopback: Bool { loopbackPeer }
 
     /// The local address (numeric host, port); nil after close.
     public var localAddress: (host: String, port: Int)? {

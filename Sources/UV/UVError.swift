@@ -3,15 +3,28 @@ import CLibUV
 /// A libuv error: the negative `errno`-style code returned by a libuv call.
 ///
 /// Two errors are equal when their codes are equal. `name` and `description`
-/// come from libuv (`uv_err_name`, `uv_strerror`) and are stable for a given code.
+/// come from libuv (`uv_err_name`, `uv_strerror`) and are stable for a given code,
+/// unless the error carries a `detail` (TLS failures), which `description` then is.
 public struct UVError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The libuv error code (always negative, e.g. `UV_ECONNRESET`).
     public let code: Int32
+    /// A one-line explanation beyond the code, e.g. "certificate has expired" for a TLS failure.
+    public let detail: String?
 
     /// Wraps a libuv error code. `code` should be negative, as libuv returns it.
     public init(code: Int32) {
         self.code = code
+        self.detail = nil
     }
+
+    /// A TLS failure (`EPROTO`) explained by `error`.
+    public init(tls error: TLSError) {
+        self.code = UV_EPROTO.rawValue
+        self.detail = error.message
+    }
+
+    /// Equal when the codes are equal.
+    public static func == (lhs: UVError, rhs: UVError) -> Bool { lhs.code == rhs.code }
 
     /// The symbolic name of the error, e.g. `"ECONNRESET"`.
     public var name: String {
@@ -21,6 +34,7 @@ public struct UVError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// A human-readable message, e.g. `"ECONNRESET: connection reset by peer"`.
     public var description: String {
+        if let detail { return detail }
         guard let cString = uv_strerror(code) else { return name }
         return "\(name): \(String(cString: cString))"
     }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `pagesync [HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow]`: wiring only.
+/// `pagesync [HOST:PORT | tls://HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow] [--tls-ca FILE]`: wiring only.
 struct PageSync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pagesync",
@@ -33,9 +33,18 @@ struct PageSync: ParsableCommand {
         """)
 
     @Argument(help: ArgumentHelp(
-        "The server, HOST:PORT (default 127.0.0.1:7777, or $PAGESYNC_SERVER when set).",
+        "The server, HOST:PORT, or tls://HOST:PORT for TLS (default 127.0.0.1:7777, or $PAGESYNC_SERVER when set; tls://HOST means port 7778).",
         valueName: "HOST:PORT"))
     var server: String?
+
+    @Flag(name: .customLong("tls"), help: "Connect over TLS, verifying the server's certificate and host name (the same as tls:// before the address).")
+    var tls = false
+
+    @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Trust the CA certificates in this PEM file instead of the system's (implies --tls).", valueName: "FILE"))
+    var tlsCA: String?
+
+    @Flag(name: .customLong("tls-insecure"), help: "Over TLS, do NOT verify the server's certificate (testing only: anyone on the path can read and change the session; a warning is printed).")
+    var tlsInsecure = false
 
     @Option(help: ArgumentHelp("The room to join (default: the server's first room).", valueName: "NAME"))
     var room: String?
@@ -66,16 +75,20 @@ struct PageSync: ParsableCommand {
     }
 
     private func address() throws -> PagerServerAddress {
+        var address: PagerServerAddress
         if let server {
-            guard let address = PagerServerAddress(parsing: server) else {
+            guard let parsed = PagerServerAddress(parsing: server) else {
                 throw ValidationError(PagerServerAddress.AddressError(text: server, source: "HOST:PORT").description)
             }
-            return address
+            address = parsed
+        } else {
+            switch PagerServerAddress.fromEnvironment(ProcessInfoEnvironment.current) {
+            case .success(let parsed): address = parsed
+            case .failure(let error): throw ValidationError(error.description)
+            }
         }
-        switch PagerServerAddress.fromEnvironment(ProcessInfoEnvironment.current) {
-        case .success(let address): return address
-        case .failure(let error): throw ValidationError(error.description)
-        }
+        if tls || tlsCA != nil || tlsInsecure { address.tls = true }
+        return address
     }
 
     func run() throws {
@@ -87,7 +100,7 @@ struct PageSync: ParsableCommand {
             throw ExitCode(2)
         }
         let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token,
-                                               followOnly: follow)
+                                               followOnly: follow, tlsCAFile: tlsCA, tlsInsecure: tlsInsecure)
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }

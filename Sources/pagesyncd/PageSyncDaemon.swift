@@ -22,8 +22,16 @@ struct PageSyncDaemon: AsyncParsableCommand {
             Clients speak a line protocol over TCP (see PROTOCOL.md), for example:
               printf 'next\\n' | nc -q1 127.0.0.1 7777
 
+            TLS: with --tls-listen, --tls-cert and --tls-key (or a tls: section in the \
+            config) a second listener speaks the same protocol over TLS, for example:
+              openssl s_client -quiet -connect HOST:7778
+            AUTH is refused on plaintext connections from other machines unless \
+            --allow-plaintext-auth is given. If TLS is configured but cannot be set up, \
+            pagesyncd exits instead of serving without it.
+
             Signals: SIGTERM or SIGINT saves, says BYE and exits; SIGHUP reloads the \
-            config and re-indexes every document without dropping clients.
+            config, the TLS certificate and key, and re-indexes every document without \
+            dropping clients.
             """)
 
     @Argument(help: "Documents to serve, one room per file (UTF-8 text).")
@@ -65,6 +73,24 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default info).", valueName: "level"))
     var logLevel: String = "info"
 
+    @Option(name: .customLong("tls-listen"), help: ArgumentHelp("Address for TLS clients, beside --listen (default: no TLS listener).", valueName: "host:port"))
+    var tlsListen: String?
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("TLS certificate chain, PEM (leaf first).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("TLS private key, PEM.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Require TLS clients to present a certificate signed by a CA in this PEM file (default: no client certificates).", valueName: "file"))
+    var tlsCA: String?
+
+    @Option(name: .customLong("tls-min-version"), help: ArgumentHelp("Oldest TLS version accepted: 1.2 or 1.3 (default 1.2).", valueName: "version"))
+    var tlsMinVersion: String?
+
+    @Flag(name: .customLong("allow-plaintext-auth"), help: "Accept AUTH on plaintext connections from other machines (default: refused; tokens would cross the network in clear).")
+    var allowPlaintextAuth = false
+
     @Option(name: .long, help: ArgumentHelp(
         "When a change counts as saved: batch (default) writes the journal before replying and syncs it once a second, so a crash loses nothing acknowledged and a power loss at most about a second; always replies only after an fdatasync covering the change (group commit).",
         valueName: "mode"))
@@ -82,6 +108,12 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let durability, Durability(parsing: durability) == nil {
             throw ValidationError("--durability: \"\(durability)\" is not batch or always")
+        }
+        if let tlsListen, ListenAddress(parsing: tlsListen) == nil {
+            throw ValidationError("--tls-listen: \"\(tlsListen)\" is not HOST:PORT (for example 0.0.0.0:7778)")
+        }
+        if let tlsMinVersion, !TLSConfig.versions.contains(tlsMinVersion) {
+            throw ValidationError("--tls-min-version: \"\(tlsMinVersion)\" is not 1.2 or 1.3")
         }
         if let split, Pagination(parsing: split) == nil {
             throw ValidationError("--split: \"\(split)\" is not formfeed, separator:<line> or lines:<n>")
@@ -114,6 +146,12 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.maxClientsPerAddress = maxClientsPerAddress
         overrides.idleTimeoutSeconds = idleTimeout
         overrides.whoPageSize = whoPageSize
+        overrides.tlsListen = tlsListen.flatMap(ListenAddress.init(parsing:))
+        overrides.tlsCertificateFile = tlsCert
+        overrides.tlsKeyFile = tlsKey
+        overrides.tlsCAFile = tlsCA
+        overrides.tlsMinimumVersion = tlsMinVersion
+        overrides.allowPlaintextAuth = allowPlaintextAuth
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {
@@ -130,8 +168,12 @@ struct PageSyncDaemon: AsyncParsableCommand {
         // systemd: sockets handed over (socket activation) and sd_notify.
         let activation = SocketActivation.take()
         if case .failure(let why) = activation { logger.warning("ignoring LISTEN_FDS: \(why)") }
-        let listenFDs = ((try? activation.get()) ?? []).map(\.fd)
-        if !listenFDs.isEmpty { logger.info("socket-activated: \(listenFDs.count) listening socket(s) from systemd") }
+        let passed = (try? activation.get()) ?? []
+        let listenFDs = passed.filter { $0.name != TLSConfig.socketName }.map(\.fd)
+        let tlsListenFDs = passed.filter { $0.name == TLSConfig.socketName }.map(\.fd)
+        if !passed.isEmpty {
+            logger.info("socket-activated: \(listenFDs.count) plaintext and \(tlsListenFDs.count) TLS listening socket(s) from systemd")
+        }
         let lifecycle = SystemdLifecycleObserver()
 
         // The loop runs on a thread of its own; this task just waits for it.
@@ -140,7 +182,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
                 do throws(StartError) {
                     try Daemon.run(
                         config: serverConfig, logger: logger, observer: lifecycle,
-                        listenFDs: listenFDs, reloadConfig: load)
+                        listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, reloadConfig: load)
                     continuation.resume(returning: nil)
                 } catch {
                     continuation.resume(returning: error)

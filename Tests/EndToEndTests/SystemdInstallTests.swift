@@ -22,9 +22,10 @@ struct SystemdInstallTests {
         "etc/pagesync/pagesyncd.yaml",
     ]
 
-    /// Shared libraries a static-stdlib binary may still need: libuv and the C/C++ runtime.
+    /// Shared libraries a static-stdlib binary may still need: libuv, OpenSSL and the C/C++ runtime.
     static let allowedLibraries = ["linux-vdso", "ld-linux", "libc.so", "libm.so", "libdl.so", "libpthread.so",
-                                   "librt.so", "libutil.so", "libstdc++.so", "libgcc_s.so", "libuv.so"]
+                                   "librt.so", "libutil.so", "libstdc++.so", "libgcc_s.so", "libuv.so",
+                                   "libssl.so", "libcrypto.so"]
 
     @Test func installsTheExpectedTree() throws {
         // scripts/test (the CI command) installs make and runs `make build man` first,

@@ -71,6 +71,11 @@ public struct ServerConfig: Equatable, Sendable {
     public var whoPageSize: Int
     /// The rooms, in order. The first is the default room new clients join.
     public var rooms: [RoomConfig]
+    /// The TLS listener, if any (beside the plaintext one; both serve the same rooms).
+    public var tls: TLSConfig?
+    /// Whether `AUTH` is accepted on plaintext connections from other machines (default false:
+    /// tokens would cross the network in clear; such clients get `ERR 403`).
+    public var plaintextAuth: Bool
 
     /// The built-in defaults: `127.0.0.1:7777`, the guide room, 4 KiB lines.
     public init(
@@ -85,7 +90,9 @@ public struct ServerConfig: Equatable, Sendable {
         idleTimeoutSeconds: Int = 0,
         maxClientsPerAddress: Int = 1000,
         whoPageSize: Int = 100,
-        rooms: [RoomConfig] = [.builtinGuide]
+        rooms: [RoomConfig] = [.builtinGuide],
+        tls: TLSConfig? = nil,
+        plaintextAuth: Bool = false
     ) {
         self.listen = listen
         self.stateDirectory = stateDirectory
@@ -99,6 +106,8 @@ public struct ServerConfig: Equatable, Sendable {
         self.maxClientsPerAddress = maxClientsPerAddress
         self.whoPageSize = whoPageSize
         self.rooms = rooms
+        self.tls = tls
+        self.plaintextAuth = plaintextAuth
     }
 
     /// `127.0.0.1:7777`.
@@ -132,6 +141,16 @@ public struct ServerConfig: Equatable, Sendable {
         }
         guard (1...100_000).contains(whoPageSize) else {
             throw ConfigError("who-page-size must be between 1 and 100000, not \(whoPageSize)")
+        }
+        if let tls {
+            guard !tls.certificateFile.isEmpty else { throw ConfigError("tls: a certificate is needed (tls.cert or --tls-cert)") }
+            guard !tls.keyFile.isEmpty else { throw ConfigError("tls: a key is needed (tls.key or --tls-key)") }
+            guard TLSConfig.versions.contains(tls.minimumVersion) else {
+                throw ConfigError("tls: min-version must be 1.2 or 1.3, not \"\(tls.minimumVersion)\"")
+            }
+            if let address = tls.listen, address == listen, address.port != 0 {
+                throw ConfigError("tls: listen address \(address) is also the plaintext listen address")
+            }
         }
     }
 

@@ -103,6 +103,13 @@ extension Coordinator {
             }
             stage(session, .bytes(Wire.multiline(header: page.header(total: ids.count), lines: lines)))
         case .auth(let token):
+            guard AuthTransportPolicy.allowsAuth(encrypted: session.connection.isEncrypted,
+                                                 loopback: session.connection.peerIsLoopback,
+                                                 plaintextAuthAllowed: config.plaintextAuth)
+            else {
+                stage(session, .bytes(Wire.error(ProtocolError(code: .forbidden, message: AuthTransportPolicy.refusal, closesConnection: false))))
+                return
+            }
             authenticate(token, from: session, in: runtime)
         case .ping(let text):
             stage(session, .bytes(Wire.ok(text.map { "PONG \($0)" } ?? "PONG")))

@@ -7,7 +7,7 @@ extension Coordinator {
     /// queues in libuv, which is how a client that stopped reading is recognized.
     static let notSentLowWatermark = 4096
 
-    func accept(_ connection: TCPConnection) {
+    func accept(_ connection: any StreamConnection) {
         guard !shuttingDown else {
             connection.close()
             return
@@ -51,7 +51,7 @@ extension Coordinator {
         session.connection.startReading { event in self.onRead(id: id, event) }
     }
 
-    private func onRead(id: Int, _ event: TCPConnection.ReadEvent) {
+    private func onRead(id: Int, _ event: StreamReadEvent) {
         guard let session = sessions[id] else { return }
         switch event {
         case .data(let bytes):

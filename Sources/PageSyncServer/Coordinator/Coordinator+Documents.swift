@@ -95,7 +95,11 @@ extension Coordinator {
         Task.detached { [self] in
             do {
                 let fresh = try await load()
-                await self.applyReload(fresh, generation: generation)
+                // The certificate and key are read here, off the loop.
+                let tls: Result<TLSContext, TLSError>? = fresh.tls.map { tls in
+                    Result { () throws(TLSError) in try Coordinator.makeTLSContext(tls) }
+                }
+                await self.applyReload(fresh, tls: tls, generation: generation)
             } catch {
                 await self.reloadFailed("\(error)")
             }
@@ -108,9 +112,10 @@ extension Coordinator {
         observer.ready(status: statusLine)
     }
 
-    func applyReload(_ fresh: ServerConfig, generation: Int) {
+    func applyReload(_ fresh: ServerConfig, tls: Result<TLSContext, TLSError>?, generation: Int) {
         // A later SIGHUP read the files again: its result is the one to apply.
         guard !shuttingDown, generation == reloadGeneration else { return }
+        let keptTLS = reloadTLS(fresh.tls, context: tls)
         if fresh.listen != config.listen && listenFDs.isEmpty {
             logger.warning("reload: listen address changes need a restart; still on \(config.listen)")
         }
@@ -124,6 +129,7 @@ extension Coordinator {
             logger.warning("reload: durability changes need a restart; still \(config.durability)")
         }
         kept.durability = config.durability
+        kept.tls = keptTLS
         for roomConfig in fresh.rooms {
             if let runtime = rooms[roomConfig.name] {
                 if runtime.config.token != roomConfig.token {

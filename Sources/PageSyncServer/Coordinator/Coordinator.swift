@@ -26,6 +26,7 @@ public actor Coordinator {
     let observer: any LifecycleObserver
     let reloadConfig: @Sendable () async throws -> ServerConfig
     let listenFDs: [Int32]
+    let tlsListenFDs: [Int32]
     let engine: any StateEngine
     /// What the engine read back at start; used once, by ``addRoom(_:document:)``.
     let loaded: LoadedState
@@ -69,6 +70,9 @@ public actor Coordinator {
     var reloadGeneration = 0
 
     var listeners: [TCPListener] = []
+    var tlsListeners: [TCPListener] = []
+    /// The certificate new TLS connections get; SIGHUP replaces it.
+    var tlsContext: TLSContext?
     /// The address the built-in guide shows: where the first listener really listens.
     var guideAddress = ServerConfig.defaultListen
     var prepare: PrepareHook?
@@ -99,6 +103,7 @@ public actor Coordinator {
         loaded: LoadedState,
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
+        tlsListenFDs: [Int32] = [],
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) {
         self.loop = loop
@@ -109,6 +114,7 @@ public actor Coordinator {
         self.restartEpoch = loaded.newEpochReason == nil ? nil : .random()
         self.observer = observer
         self.listenFDs = listenFDs
+        self.tlsListenFDs = tlsListenFDs
         self.reloadConfig = reloadConfig
     }
 
@@ -121,8 +127,9 @@ public actor Coordinator {
         engine.snapshot = { [unowned self] in
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
+        let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
         do {
-            if listenFDs.isEmpty {
+            if !socketActivated {
                 let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
                 try listener.listen { connection in self.accept(connection) }
                 listeners.append(listener)
@@ -136,6 +143,7 @@ public actor Coordinator {
         } catch {
             throw StartError("cannot listen on \(config.listen): \(error)")
         }
+        try startTLS(socketActivated: socketActivated)
 
         // Listening comes first so the built-in guide can name the address really listened on
         // (no connection is accepted before start() returns: it runs on the loop thread).
@@ -180,6 +188,12 @@ public actor Coordinator {
                 logger.info("listening on \(host):\(address.port)")
             }
         }
+        for listener in tlsListeners {
+            if let address = listener.localAddress {
+                let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+                logger.info("listening for TLS on \(host):\(address.port)")
+            }
+        }
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory) (durability \(config.durability))")
         lastStatus = statusLine
         observer.ready(status: lastStatus)
@@ -221,8 +235,9 @@ public actor Coordinator {
         shuttingDown = true
         logger.info("shutting down (\(reason))")
         observer.stopping()
-        for listener in listeners { listener.close() }
+        for listener in listeners + tlsListeners { listener.close() }
         listeners.removeAll()
+        tlsListeners.removeAll()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values where !session.outbox.isClosingOrClosed {
             stage(session, .bytes(bye))

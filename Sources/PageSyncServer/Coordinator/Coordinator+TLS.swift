@@ -1,0 +1,92 @@
+import Logging
+import PageSyncCore
+import UV
+
+extension Coordinator {
+    /// Sets up TLS as configured, or fails: never serves plaintext where TLS was asked for.
+    func startTLS(socketActivated: Bool) throws(StartError) {
+        guard let tls = config.tls else {
+            if !tlsListenFDs.isEmpty {
+                throw StartError("systemd passed a \(TLSConfig.socketName) socket but no TLS certificate and key are configured (tls.cert, tls.key)")
+            }
+            return
+        }
+        do {
+            tlsContext = try Self.makeTLSContext(tls)
+        } catch {
+            throw StartError("TLS: \(error)")
+        }
+        let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
+        do {
+            if socketActivated {
+                for fd in tlsListenFDs {
+                    let listener = try TCPListener(loop: loop, adopting: fd)
+                    try listener.listen { tcp in self.acceptTLS(tcp) }
+                    tlsListeners.append(listener)
+                }
+            } else if let listen = tls.listen {
+                let listener = try TCPListener(loop: loop, host: listen.host, port: Int(listen.port))
+                try listener.listen { tcp in self.acceptTLS(tcp) }
+                tlsListeners.append(listener)
+            }
+        } catch {
+            throw StartError("cannot listen for TLS on \(address): \(error)")
+        }
+        if tlsListeners.isEmpty {
+            throw StartError(socketActivated
+                ? "TLS is configured but systemd passed no socket named \(TLSConfig.socketName) (FileDescriptorName=)"
+                : "TLS is configured but has no address: set tls.listen or --tls-listen")
+        }
+    }
+
+    /// A server context for `tls` (reads the files: call at start or off the loop).
+    nonisolated static func makeTLSContext(_ tls: TLSConfig) throws(TLSError) -> TLSContext {
+        try TLSContext.server(
+            certificateFile: tls.certificateFile, keyFile: tls.keyFile, clientCAFile: tls.clientCAFile,
+            minimumVersion: TLSProtocolVersion(rawValue: tls.minimumVersion) ?? .v1_2,
+            ciphers: tls.ciphers, cipherSuites: tls.cipherSuites)
+    }
+
+    func acceptTLS(_ tcp: TCPConnection) {
+        guard let context = tlsContext, !shuttingDown else {
+            tcp.close()
+            return
+        }
+        do throws(TLSError) {
+            accept(try TLSConnection(tcp, loop: loop, context: context))
+        } catch {
+            logger.error("TLS session for \(tcp.peerDescription): \(error)")
+        }
+    }
+
+}
+
+extension Coordinator {
+    /// SIGHUP for TLS: new connections get the new certificate, existing ones keep theirs; a
+    /// certificate that does not load leaves the old one in place. Returns the TLS settings now
+    /// in force.
+    func reloadTLS(_ fresh: TLSConfig?, context: Result<TLSContext, TLSError>?) -> TLSConfig? {
+        guard let current = config.tls, !tlsListeners.isEmpty else {
+            if fresh != nil { logger.warning("reload: turning TLS on needs a restart") }
+            return config.tls
+        }
+        guard var fresh, let context else {
+            logger.warning("reload: TLS cannot be turned off by a reload; still serving TLS with the previous certificate")
+            return current
+        }
+        if fresh.listen != current.listen && tlsListenFDs.isEmpty {
+            logger.warning("reload: TLS listen address changes need a restart; still on \(current.listen.map(String.init(describing:)) ?? "-")")
+        }
+        fresh.listen = current.listen
+        switch context {
+        case .success(let context):
+            tlsContext = context
+            logger.info("reload: TLS certificate \(fresh.certificateFile) loaded; new connections use it")
+            return fresh
+        case .failure(let error):
+            logger.error("reload: TLS: \(error); keeping the previous certificate")
+            return current
+        }
+    }
+}
+

@@ -1,0 +1,38 @@
+import UV
+
+/// Opens the connection to the server the pager was given: plaintext TCP, or TLS verifying the
+/// server's certificate and host name (against `--tls-ca` or the system's trust store).
+final class ServerConnector {
+    private let server: PagerServerAddress
+    private let tlsContext: TLSContext?
+
+    /// Reads the CA file when TLS is asked for. Throws a one-line ``TLSError``.
+    init(_ configuration: PagerConfiguration) throws(TLSError) {
+        server = configuration.server
+        if configuration.server.tls {
+            tlsContext = try TLSContext.client(caFile: configuration.tlsCAFile, verifyPeer: !configuration.tlsInsecure)
+        } else {
+            tlsContext = nil
+        }
+    }
+
+    /// Connects; `done` runs on the loop thread, always asynchronously. Over TLS it runs once the
+    /// handshake completed, or with the certificate problem in one line.
+    func connect(loop: EventLoop, _ done: @escaping (Result<any StreamConnection, UVError>) -> Void) {
+        if let tlsContext {
+            TLSConnection.connect(loop: loop, host: server.host, port: Int(server.port), context: tlsContext) { result in
+                done(result.map { $0 })
+            }
+        } else {
+            TCPConnection.connect(loop: loop, host: server.host, port: Int(server.port)) { result in
+                done(result.map { $0 })
+            }
+        }
+    }
+
+    /// The warning `--tls-insecure` prints, or nil.
+    static func insecureWarning(_ configuration: PagerConfiguration) -> String? {
+        guard configuration.server.tls, configuration.tlsInsecure else { return nil }
+        return "pagesync: WARNING: --tls-insecure: the server's certificate is NOT verified; anyone on the path can read and change this session"
+    }
+}

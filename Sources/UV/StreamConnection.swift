@@ -1,0 +1,45 @@
+/// A connected byte stream as the daemon and the pager use it: plaintext TCP
+/// (``TCPConnection``) or TLS over TCP (``TLSConnection``). Every member has the contract
+/// documented on ``TCPConnection``; loop thread only.
+public protocol StreamConnection: AnyObject {
+    /// Starts reading; see ``TCPConnection/startReading(_:)``.
+    func startReading(_ onRead: @escaping (StreamReadEvent) -> Void)
+    /// Stops reading (back-pressure); the callback is kept.
+    func stopReading()
+    /// True while reading is started.
+    var isReading: Bool { get }
+    /// True once closed.
+    var isClosed: Bool { get }
+    /// Writes `bytes` after everything written before; never blocks.
+    func write(_ bytes: UnsafeRawBufferPointer)
+    /// Writes `bytes`.
+    func write(_ bytes: [UInt8])
+    /// Writes several buffers in order.
+    func write(_ parts: [[UInt8]])
+    /// Bytes accepted by `write` and not yet handed to the kernel.
+    var writeQueueSize: Int { get }
+    /// Caps the bytes the kernel holds unsent (`TCP_NOTSENT_LOWAT`): past them, writes queue
+    /// in ``writeQueueSize`` and ``onWritesDrained`` says when the peer caught up.
+    func setNotSentLowWatermark(_ bytes: Int)
+    /// Called when `writeQueueSize` dropped to 0 after having been above 0.
+    var onWritesDrained: (() -> Void)? { get set }
+    /// TCP keep-alive after `seconds` idle; 0 or less disables it.
+    func setKeepAlive(seconds: Int)
+    /// `TCP_NODELAY`.
+    func setNoDelay(_ on: Bool)
+    /// The peer as "127.0.0.1:5555" or "[::1]:5555".
+    var peerDescription: String { get }
+    /// True when the peer is on this machine's loopback (127.0.0.0/8, ::1, ::ffff:127.x).
+    var peerIsLoopback: Bool { get }
+    /// True when the bytes are encrypted on the wire (TLS).
+    var isEncrypted: Bool { get }
+    /// Closes now; pending writes are dropped.
+    func close()
+    /// Flushes what was written, then closes.
+    func shutdownAndClose()
+}
+
+extension TCPConnection: StreamConnection {
+    /// Always false: plaintext TCP.
+    public var isEncrypted: Bool { false }
+}

@@ -1,0 +1,254 @@
+import COpenSSL
+
+/// One TLS session as a pure transform over byte buffers: OpenSSL runs on two memory BIOs, so
+/// nothing here touches a socket, blocks or spawns a thread. Feed received ciphertext with
+/// ``receive(_:)``, pull plaintext with ``read(into:deliver:)``, hand plaintext to ``send(_:)``,
+/// and transmit what ``takeOutput(_:)`` yields. Plaintext sent before the handshake completes
+/// waits inside (``pendingPlaintextCount``) and is encrypted the moment it completes.
+///
+/// Not thread-safe: use one engine from one thread (the loop thread, for ``TLSConnection``).
+public final class TLSEngine {
+    /// Where the session stands.
+    public enum State: Equatable, Sendable {
+        /// Handshake messages are being exchanged.
+        case handshaking
+        /// Application data flows both ways.
+        case established
+        /// The peer sent close_notify, or ``shutdown()`` was called.
+        case closed
+        /// A fatal error; see ``failure``.
+        case failed
+    }
+
+    /// What ``read(into:deliver:)`` stopped on.
+    public enum ReadOutcome: Equatable, Sendable {
+        /// Everything received so far was consumed: more ciphertext is needed.
+        case needsInput
+        /// `deliver` returned false: unread data stays inside for a later call.
+        case paused
+        /// The peer closed the TLS session (close_notify): no more plaintext follows.
+        case peerClosed
+        /// The session failed (bad handshake, bad record, certificate refused); see ``failure``.
+        case failed(TLSError)
+    }
+
+    private let ssl: OpaquePointer
+    private let readBIO: OpaquePointer
+    private let writeBIO: OpaquePointer
+    private var pending: [UInt8] = []
+    /// True for the accepting side.
+    public let isServer: Bool
+    /// The current state.
+    public private(set) var state: State = .handshaking
+    /// The error that failed the session, once ``state`` is `.failed`.
+    public private(set) var failure: TLSError?
+    private let expectedHost: String?
+
+    /// A session using `context`. A client context needs `serverName`: the host name (or IP
+    /// literal) the certificate must match, also sent as SNI when it is a name. A client engine
+    /// has its ClientHello ready in ``takeOutput(_:)`` right away.
+    public init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
+        ERR_clear_error()
+        guard let ssl = SSL_new(context.raw) else { throw .openSSL("cannot create a TLS session") }
+        guard let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw .openSSL("cannot create TLS buffers")
+        }
+        // An empty read BIO means "wait for more", not end of file.
+        _ = pagesync_BIO_set_mem_eof_return(readBIO, -1)
+        SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL owns both BIOs from here on
+        self.ssl = ssl
+        self.readBIO = readBIO
+        self.writeBIO = writeBIO
+        self.isServer = context.isServer
+        self.expectedHost = serverName
+        if context.isServer {
+            SSL_set_accept_state(ssl)
+        } else {
+            SSL_set_connect_state(ssl)
+            if let serverName {
+                if Self.isIPLiteral(serverName) {
+                    let param = SSL_get0_param(ssl)
+                    if context.verifiesPeer && X509_VERIFY_PARAM_set1_ip_asc(param, serverName) != 1 {
+                        throw .openSSL("cannot verify IP address \(serverName)")
+                    }
+                } else {
+                    _ = pagesync_SSL_set_tlsext_host_name(ssl, serverName)
+                    if context.verifiesPeer && SSL_set1_host(ssl, serverName) != 1 {
+                        throw .openSSL("cannot verify host name \(serverName)")
+                    }
+                }
+            }
+            advanceHandshake()
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    static func isIPLiteral(_ host: String) -> Bool {
+        host.contains(":") || (!host.isEmpty && host.allSatisfy { $0.isNumber || $0 == "." })
+    }
+
+    /// Plaintext handed to ``send(_:)`` that waits for the handshake, in bytes.
+    public var pendingPlaintextCount: Int { pending.count }
+
+    /// Encrypted bytes ready to transmit, in bytes.
+    public var outputCount: Int { pagesync_BIO_pending(writeBIO) }
+
+    /// True when received data has not been turned into plaintext yet (after a `.paused` read).
+    public var hasUnreadInput: Bool { pagesync_BIO_pending(readBIO) > 0 || SSL_pending(ssl) > 0 }
+
+    /// The negotiated protocol, e.g. "TLSv1.3" (meaningful once established).
+    public var protocolVersion: String { String(cString: pagesync_SSL_get_version_name(ssl)) }
+
+    /// Stores received ciphertext (copied). Call ``read(into:deliver:)`` next.
+    public func receive(_ ciphertext: UnsafeRawBufferPointer) {
+        guard let base = ciphertext.baseAddress, ciphertext.count > 0, state == .handshaking || state == .established else { return }
+        _ = BIO_write(readBIO, base, Int32(ciphertext.count))
+    }
+
+    /// Advances the handshake and decrypts what was received, handing each piece of plaintext to
+    /// `deliver` (the bytes live in `scratch`, valid only during the call). `deliver` returns
+    /// false to stop early. Handshake replies and alerts land in the output.
+    public func read(into scratch: UnsafeMutableRawBufferPointer,
+                     deliver: (UnsafeRawBufferPointer) -> Bool) -> ReadOutcome {
+        if state == .handshaking {
+            advanceHandshake()
+        }
+        switch state {
+        case .handshaking: return .needsInput
+        case .closed: return .peerClosed
+        case .failed: return .failed(failure ?? TLSError("TLS failed"))
+        case .established: break
+        }
+        while true {
+            ERR_clear_error()
+            let count = SSL_read(ssl, scratch.baseAddress, Int32(min(scratch.count, Int(Int32.max))))
+            if count > 0 {
+                if !deliver(UnsafeRawBufferPointer(start: scratch.baseAddress, count: Int(count))) {
+                    return .paused
+                }
+                continue
+            }
+            switch SSL_get_error(ssl, count) {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                return .needsInput
+            case SSL_ERROR_ZERO_RETURN:
+                state = .closed
+                return .peerClosed
+            default:
+                return .failed(fail(.openSSL("TLS error")))
+            }
+        }
+    }
+
+    /// Advances the handshake with what was received, without reading application data.
+    /// Returns the error when the handshake failed, nil otherwise (see ``state``).
+    @discardableResult
+    public func continueHandshake() -> TLSError? {
+        if state == .handshaking { advanceHandshake() }
+        return state == .failed ? failure : nil
+    }
+
+    /// Encrypts `plaintext` into the output, or keeps a copy until the handshake completes.
+    /// Ignored once closed or failed.
+    public func send(_ plaintext: UnsafeRawBufferPointer) {
+        guard plaintext.count > 0 else { return }
+        switch state {
+        case .handshaking: pending.append(contentsOf: plaintext)
+        case .established: encrypt(plaintext)
+        case .closed, .failed: break
+        }
+    }
+
+    /// Hands the encrypted bytes waiting to be transmitted to `body` (valid only during the call)
+    /// and forgets them. Does nothing when there are none.
+    public func takeOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
+        var data: UnsafeMutablePointer<CChar>?
+        let count = pagesync_BIO_get_mem_data(writeBIO, &data)
+        guard count > 0, let data else { return }
+        body(UnsafeRawBufferPointer(start: data, count: count))
+        _ = pagesync_BIO_reset(writeBIO)
+    }
+
+    /// Sends close_notify (into the output) and stops accepting plaintext. Idempotent.
+    public func shutdown() {
+        guard state == .established || state == .handshaking else { return }
+        if state == .established {
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
+        }
+        state = .closed
+        pending = []
+    }
+
+    private func encrypt(_ plaintext: UnsafeRawBufferPointer) {
+        ERR_clear_error()
+        // A memory BIO never refuses bytes, so one SSL_write takes everything.
+        let written = SSL_write(ssl, plaintext.baseAddress, Int32(plaintext.count))
+        if written <= 0 { _ = fail(.openSSL("TLS write failed")) }
+    }
+
+    private func advanceHandshake() {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        if result == 1 {
+            state = .established
+            if !pending.isEmpty {
+                let waiting = pending
+                pending = []
+                waiting.withUnsafeBytes { encrypt($0) }
+            }
+            return
+        }
+        switch SSL_get_error(ssl, result) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return
+        default:
+            _ = fail(handshakeError())
+        }
+    }
+
+    /// The clearest one-line account of a failed handshake.
+    private func handshakeError() -> TLSError {
+        if !isServer {
+            let verify = SSL_get_verify_result(ssl)
+            if verify != Int(X509_V_OK) {
+                ERR_clear_error()
+                return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
+            }
+        }
+        return .openSSL("TLS handshake failed")
+    }
+
+    /// A certificate verification result (`X509_V_ERR_*`) in words a user acts on; `host` is the
+    /// name that was expected.
+    public static func describeVerification(_ code: Int32, host: String?) -> String {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            return "certificate has expired"
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            return "certificate is not valid yet (check the clock)"
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+            return "certificate is not for \(host ?? "this host") (wrong host name)"
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+            X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            return "certificate is signed by an unknown CA (use --tls-ca FILE)"
+        case X509_V_ERR_CERT_REVOKED:
+            return "certificate has been revoked"
+        default:
+            let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "code \(code)"
+            return "certificate refused: \(text)"
+        }
+    }
+
+    private func fail(_ error: TLSError) -> TLSError {
+        if state != .failed {
+            state = .failed
+            failure = error
+            pending = []
+        }
+        return failure ?? error
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Certificates made by the `openssl` CLI for one test (the same helper as UVTests'): a CA and a server certificate for
+/// `localhost`, 127.0.0.1 and ::1 (ECDSA P-256), plus a second, unrelated CA.
+struct TestCertificates {
+    let directory: URL
+    var caFile: String { directory.appendingPathComponent("ca.pem").path }
+    var certificateFile: String { directory.appendingPathComponent("server.pem").path }
+    var keyFile: String { directory.appendingPathComponent("server.key").path }
+    var otherCAFile: String { directory.appendingPathComponent("other-ca.pem").path }
+
+    /// Makes the files in a fresh temporary directory. `names` go into the server certificate's
+    /// subjectAltName (default localhost, 127.0.0.1, ::1).
+    init(names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagesync-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try makeCA("ca", subject: "/CN=pagesync test CA")
+        try makeCA("other-ca", subject: "/CN=some other CA")
+        try makeLeaf("server", signedBy: "ca", names: names)
+    }
+
+    /// A further leaf `name` (.pem, .key) signed by the test CA.
+    @discardableResult
+    func makeLeaf(_ name: String, signedBy ca: String = "ca", names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws -> (cert: String, key: String) {
+        try run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key")
+        try run("req", "-new", "-key", "\(name).key", "-subj", "/CN=\(name)", "-out", "\(name).csr")
+        let ext = "subjectAltName=\(names)\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n"
+        try ext.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
+        try run("x509", "-req", "-in", "\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key", "-CAcreateserial",
+                "-days", "2", "-sha256", "-extfile", "\(name).ext", "-out", "\(name).pem")
+        return (directory.appendingPathComponent("\(name).pem").path, directory.appendingPathComponent("\(name).key").path)
+    }
+
+    private func makeCA(_ name: String, subject: String) throws {
+        try run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key")
+        try run("req", "-x509", "-new", "-key", "\(name).key", "-sha256", "-days", "2", "-subj", subject, "-out", "\(name).pem")
+    }
+
+    private func run(_ arguments: String...) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.currentDirectoryURL = directory
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw HarnessError("openssl \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: directory) }
+}
