@@ -35,7 +35,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Address to listen on (default 127.0.0.1:7777; port 0 picks a free one).", valueName: "host:port"))
     var listen: String?
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where each room's page and version are saved.", valueName: "dir"))
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where each room's page and version are saved (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync).", valueName: "dir"))
     var stateDirectory: String?
 
     @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000).", valueName: "n"))
@@ -44,7 +44,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("max-line"), help: ArgumentHelp("Longest command line in bytes (default 4096).", valueName: "bytes"))
     var maxLine: Int?
 
-    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n>.", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n> (default formfeed).", valueName: "mode"))
     var split: String?
 
     @Flag(name: .long, help: "FILE rooms wrap around at their ends instead of stopping.")
@@ -54,13 +54,13 @@ struct PageSyncDaemon: AsyncParsableCommand {
     var token: String?
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default info).", valueName: "level"))
-    var logLevel: String = "info"
+    var logLevel: String?
 
     @Flag(name: .customLong("no-fsync"), help: "Do not fsync state files (faster; a power loss may lose the last changes).")
     var noFsync = false
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level: \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error, critical")
         }
         if let listen, ListenAddress(parsing: listen) == nil {
@@ -75,7 +75,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel)!
+        // No default value in the declaration: argument-parser would print it a second time.
+        let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info
         // One line per event on stderr; under systemd with syslog priorities for the journal.
         LoggingSystem.bootstrap { label in
             var handler = JournalAwareLogHandler.standard(label: label)
