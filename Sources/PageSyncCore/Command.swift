@@ -16,6 +16,8 @@ public enum ErrorCode: Int, Sendable {
     case internalError = 500
     /// 503: the server is full.
     case full = 503
+    /// 507: a change could not be saved (disk full, I/O error); nothing changed.
+    case notSaved = 507
 }
 
 /// An error reply for one command line: its code, a one-line message for people,

@@ -10,14 +10,17 @@ public struct RoomState: Equatable, Sendable {
     public var by: String?
     /// An identifier of the document's current content.
     public var doc: String
+    /// The room's history: versions grow within one epoch and are not comparable across two.
+    public var epoch: Epoch
 
     /// Creates a state holding exactly the given values.
-    public init(page: PageNumber, pageCount: Int, version: UInt64, by: String?, doc: String) {
+    public init(page: PageNumber, pageCount: Int, version: UInt64, by: String?, doc: String, epoch: Epoch = Epoch(0)) {
         self.page = page
         self.pageCount = pageCount
         self.version = version
         self.by = by
         self.doc = doc
+        self.epoch = epoch
     }
 }
 
@@ -141,6 +144,15 @@ public struct Room: Sendable {
         state.doc = doc
         bumpVersion()
         return true
+    }
+
+    /// Puts back a state saved earlier (a change that could not be saved is undone).
+    /// The page is clamped into the current page count, which stays as it is.
+    public mutating func restore(_ saved: RoomState) {
+        let count = state.pageCount
+        state = saved
+        state.pageCount = count
+        state.page = PageNumber(clamping: saved.page.number, pageCount: count)
     }
 
     private mutating func bumpVersion() {

@@ -117,28 +117,9 @@ public enum Wire {
     /// then `bytes` split into lines (LF ends a line, a CR right before it is dropped, a last
     /// line without LF counts), invalid UTF-8 replaced by U+FFFD, dot-stuffed, then `.`.
     public static func text(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(bytes.count + bytes.count / 32 + 8)
-        var lineCount = 0
-        var start = 0
-        let n = bytes.count
-        while start < n {
-            var end = start
-            while end < n && bytes[end] != 0x0A { end += 1 }
-            var contentEnd = end
-            if end < n && contentEnd > start && bytes[contentEnd - 1] == 0x0D { contentEnd -= 1 }
-            let slice = bytes[start..<contentEnd]
-            if String(validating: slice, as: UTF8.self) != nil {
-                appendStuffed(slice, to: &body)
-            } else {
-                appendStuffed(String(decoding: slice, as: UTF8.self).utf8, to: &body)
-            }
-            lineCount += 1
-            start = end + 1
-        }
-        var out = line("OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lineCount) truncated=\(yesNo(truncated))")
-        out.append(contentsOf: body)
-        out.append(contentsOf: ".\n".utf8)
+        var encoder = TextReplyEncoder(page: page, pageCount: pageCount, doc: doc, bytes: bytes, pageByteCount: pageByteCount, truncated: truncated)
+        var out: [UInt8] = []
+        while let chunk = encoder.nextChunk(atLeast: Int.max) { out += chunk }
         return out
     }
 
@@ -152,7 +133,7 @@ public enum Wire {
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
     static func stateFields(_ s: RoomState) -> String {
-        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc)"
+        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
     }
 
     static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {

@@ -504,7 +504,7 @@ public struct PagerModel: Sendable {
               let version = line.version, pages >= 1 else { return nil }
         let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
-                        by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
+                        epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
                         control: control)
     }
 
@@ -516,15 +516,18 @@ public struct PagerModel: Sendable {
         afterStateChange(from: old)
     }
 
-    /// Applies a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills in, older is ignored.
+    /// Applies a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills in, older is
+    /// ignored. A line from another epoch is a reset: its state is taken whatever its version.
     private mutating func reconcile(_ line: WireLine) {
         guard var r = room else { return }
         if let name = line.fields["room"], name != r.name { return }  // another room's news
         if let control = line.yesNo("control") { r.control = control }
         if let wraps = line.yesNo("wrap") { r.wraps = wraps }
-        if let v = line.version, v >= r.version {
-            if v > r.version, let page = line.int("page"), let pages = line.int("pages"), pages >= 1 {
+        let newEpoch = line.fields["epoch"].map { $0 != r.epoch } ?? false
+        if let v = line.version, v >= r.version || newEpoch {
+            if v > r.version || newEpoch, let page = line.int("page"), let pages = line.int("pages"), pages >= 1 {
                 r.version = v
+                if let epoch = line.fields["epoch"] { r.epoch = epoch }
                 r.pageCount = pages
                 r.page = min(max(1, page), pages)
                 if let by = line.fields["by"] { r.by = by == "-" ? nil : by }

@@ -20,8 +20,10 @@ public struct RoomView: Equatable, Sendable {
     public var page: Int
     /// The number of pages of the room's document (>= 1).
     public var pageCount: Int
-    /// The room's version; only grows within one connection.
+    /// The room's version; only grows within one epoch.
     public var version: UInt64
+    /// The room's history (`epoch=`): a different one means versions started over.
+    public var epoch: String
     /// Who turned the page last (nil: nobody yet).
     public var by: String?
     /// The document's content id (page text is cached under it).
@@ -32,12 +34,13 @@ public struct RoomView: Equatable, Sendable {
     public var control: Bool
 
     /// A room view with every field given.
-    public init(name: String, page: Int, pageCount: Int, version: UInt64, by: String?, doc: String,
+    public init(name: String, page: Int, pageCount: Int, version: UInt64, epoch: String = "", by: String?, doc: String,
                 wraps: Bool, control: Bool) {
         self.name = name
         self.page = page
         self.pageCount = pageCount
         self.version = version
+        self.epoch = epoch
         self.by = by
         self.doc = doc
         self.wraps = wraps

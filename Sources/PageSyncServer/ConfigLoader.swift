@@ -25,8 +25,8 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var wraps: Bool = false
     /// `--token`, for the rooms of `files`.
     public var token: String?
-    /// `--no-fsync`.
-    public var noFsync: Bool = false
+    /// `--durability` (or `--no-fsync`, its deprecated alias for `batch`).
+    public var durability: Durability?
 
     /// No overrides.
     public init() {}
@@ -74,7 +74,7 @@ public enum ConfigLoader {
         if let dir = overrides.stateDirectory { config.stateDirectory = dir }
         if let n = overrides.maxClients { config.maxClients = n }
         if let n = overrides.maxLineLength { config.maxLineLength = n }
-        if overrides.noFsync { config.fsync = false }
+        if let mode = overrides.durability { config.durability = mode }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -98,7 +98,15 @@ public enum ConfigLoader {
         if let n = try keys.int("max-line") { config.maxLineLength = n }
         if let n = try keys.int("max-text") { config.maxTextBytes = n }
         if let n = try keys.int("keepalive") { config.keepAliveSeconds = n }
-        if let b = try keys.bool("fsync") { config.fsync = b }
+        if let text = try keys.string("durability") {
+            guard let mode = Durability(parsing: text) else {
+                throw keys.error("durability", "\"\(text)\" is not batch or always")
+            }
+            config.durability = mode
+        } else if let b = try keys.bool("fsync") {
+            // Before the journal: `fsync: true` synced every change, `false` none.
+            config.durability = b ? .always : .batch
+        }
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in

@@ -33,14 +33,17 @@ public enum Daemon {
         } catch {
             throw StartError("cannot create the event loop: \(error)")
         }
-        let coordinator: Coordinator
+        // The state is read back before the loop runs: blocking reads are harmless here.
+        let engine = JournalEngine(loop: loop, directory: config.stateDirectory, durability: config.durability, logger: logger)
+        let loaded: LoadedState
         do {
-            coordinator = try Coordinator(
-                loop: loop, config: config, logger: logger, observer: observer,
-                listenFDs: listenFDs, reloadConfig: reloadConfig)
+            loaded = try engine.load()
         } catch {
-            throw StartError("state directory: \(error)")
+            throw StartError("state directory \(config.stateDirectory): \(error)")
         }
+        let coordinator = Coordinator(
+            loop: loop, config: config, logger: logger, engine: engine, loaded: loaded,
+            observer: observer, listenFDs: listenFDs, reloadConfig: reloadConfig)
         // start() runs as the loop's first job, on the loop thread; a failure stops the loop.
         let failure = Mutex<StartError?>(nil)
         loop.execute {
@@ -54,6 +57,8 @@ public enum Daemon {
         }
         loop.run()
         loop.closeAllHandlesAndDrain()
+        // Every disk job has finished (draining waits for them): record a clean stop.
+        engine.closeCleanly()
         if let error = failure.withLock({ $0 }) { throw error }
         logger.info("stopped")
     }

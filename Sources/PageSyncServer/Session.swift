@@ -1,20 +1,7 @@
 import PageSyncCore
 import UV
 
-/// An event line encoded once and shared by every session it goes to.
-final class SharedLine: Sendable {
-    let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-}
-
-/// One connected client: its connection, its place in a room, and what is
-/// waiting to be sent to it.
-///
-/// The outbox has two parts. `replies` holds the replies to its commands, in
-/// order; they are bounded because a client whose unsent output passes the
-/// high-water mark is no longer read. `pendingEvent` holds at most one `PAGE`
-/// line: a newer event replaces an older unsent one (conflation), so a client
-/// that stops reading costs one line, not a backlog of stale pages.
+/// One connected client: its connection, its place in a room, and its ``Outbox``.
 ///
 /// Loop-thread only: sessions live inside the ``Coordinator``.
 final class Session {
@@ -26,20 +13,16 @@ final class Session {
     var room: String
     /// Whether this client may turn pages in its room.
     var control: Bool
-    /// Replies staged in this loop iteration, written before the next poll.
-    var replies: [UInt8] = []
-    /// The newest state line not yet written.
-    var pendingEvent: SharedLine?
+    /// What waits to be written, and the connection's state.
+    var outbox = Outbox()
     /// Whether the session is in the coordinator's flush list.
     var flushQueued = false
-    /// Whether reading is paused because too much output is unsent.
-    var throttled = false
-    /// QUIT, HTTP or shutdown: write what is staged, then close.
-    var closeAfterFlush = false
-    /// The connection is closed or closing; nothing more is done for it.
-    var closed = false
-    /// The peer half-closed: answer what it already sent, then close.
+    /// Whether the session is in the coordinator's list of input to resume.
+    var resumeQueued = false
+    /// The peer half-closed: answer what it sent, then close.
     var inputEnded = false
+    /// Commands handled in the current loop turn (see ``TurnBudget``).
+    var commandsThisTurn = 0
 
     init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id
@@ -50,6 +33,14 @@ final class Session {
         self.control = control
     }
 
-    /// Bytes produced for this client and not yet taken by the kernel.
-    var backlog: Int { replies.count + connection.writeQueueSize }
+    /// Whether output is queued in libuv: the kernel would not take more (`TCP_NOTSENT_LOWAT`).
+    var backedUp: Bool { connection.writeQueueSize > 0 }
+}
+
+/// What one client may do in one loop turn before other clients' I/O is polled again.
+struct TurnBudget {
+    /// Commands per client and turn.
+    static let commands = 64
+    /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
+    static let bytes = 256 << 10
 }

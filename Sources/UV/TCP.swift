@@ -258,15 +258,19 @@ public final class TCPConnection {
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }
 
-    /// Bytes the kernel holds for this connection that the peer has not acknowledged yet
-    /// (`SIOCOUTQ`): large when the peer stopped reading. 0 when unknown or closed.
-    public var kernelUnsentBytes: Int {
-        guard !io.isClosed else { return 0 }
+    /// Caps the bytes the kernel holds unsent for this connection (`TCP_NOTSENT_LOWAT`).
+    /// A write beyond the cap is queued in libuv instead, so a peer that stopped reading
+    /// shows up as ``writeQueueSize`` above 0, and ``onWritesDrained`` says when it caught up.
+    public func setNotSentLowWatermark(_ bytes: Int) {
+        guard !io.isClosed else { return }
         var fd = uv_os_fd_t(-1)
-        guard uv_fileno(asHandle(io.stream), &fd) == 0 else { return 0 }
-        var pending: Int32 = 0
-        return ioctl(fd, UInt(TIOCOUTQ), &pending) == 0 ? Int(pending) : 0
+        guard uv_fileno(asHandle(io.stream), &fd) == 0 else { return }
+        var value = Int32(clamping: bytes)
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), Self.tcpNotSentLowat, &value, socklen_t(MemoryLayout<Int32>.size))
     }
+
+    /// `TCP_NOTSENT_LOWAT` (linux/tcp.h).
+    static let tcpNotSentLowat: Int32 = 25
 
     /// Called on the loop thread when all queued writes completed (`writeQueueSize` dropped to 0
     /// after having been above 0). Not called for writes that completed inside `write` itself,

@@ -35,7 +35,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Address to listen on (default 127.0.0.1:7777; port 0 picks a free one).", valueName: "host:port"))
     var listen: String?
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where each room's page and version are saved (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync).", valueName: "dir"))
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync).", valueName: "dir"))
     var stateDirectory: String?
 
     @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000).", valueName: "n"))
@@ -56,7 +56,12 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default info).", valueName: "level"))
     var logLevel: String?
 
-    @Flag(name: .customLong("no-fsync"), help: "Do not fsync state files (faster; a power loss may lose the last changes).")
+    @Option(name: .long, help: ArgumentHelp(
+        "When a change counts as saved: batch (default) writes the journal before replying and syncs it once a second, so a crash loses nothing acknowledged and a power loss at most about a second; always replies only after an fdatasync covering the change (group commit).",
+        valueName: "mode"))
+    var durability: String?
+
+    @Flag(name: .customLong("no-fsync"), help: ArgumentHelp("Deprecated alias of --durability batch.", visibility: .hidden))
     var noFsync = false
 
     func validate() throws {
@@ -65,6 +70,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let listen, ListenAddress(parsing: listen) == nil {
             throw ValidationError("--listen: \"\(listen)\" is not HOST:PORT (for example 127.0.0.1:7777 or [::1]:7777)")
+        }
+        if let durability, Durability(parsing: durability) == nil {
+            throw ValidationError("--durability: \"\(durability)\" is not batch or always")
         }
         if let split, Pagination(parsing: split) == nil {
             throw ValidationError("--split: \"\(split)\" is not formfeed, separator:<line> or lines:<n>")
@@ -94,7 +102,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.pagination = split.flatMap(Pagination.init(parsing:))
         overrides.wraps = wrap
         overrides.token = token
-        overrides.noFsync = noFsync
+        overrides.durability = durability.flatMap(Durability.init(parsing:)) ?? (noFsync ? .batch : nil)
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

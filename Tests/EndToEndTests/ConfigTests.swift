@@ -18,7 +18,7 @@ struct ConfigTests {
         state-dir: "\(stateDir.path)"
         max-clients: \(maxClients)
         max-line: 128
-        fsync: false
+        durability: batch
         rooms: [notes, deck\(extraRooms.isEmpty ? "" : ", extra")]
         room:
           notes:
@@ -54,7 +54,7 @@ struct ConfigTests {
             #expect(deck.pages == 3 && deck["control"] == "token" && deck["wrap"] == "yes", "\(deck)")
 
             try await client.ok("NEXT")
-            #expect(FileManager.default.fileExists(atPath: stateDir.appendingPathComponent("notes.state").path),
+            #expect(FileManager.default.fileExists(atPath: stateDir.appendingPathComponent("journal").path),
                     "state-dir from the config file is used")
             #expect(try await client.command("PING " + String(repeating: "z", count: 130)).header.code == 413, "max-line: 128")
 

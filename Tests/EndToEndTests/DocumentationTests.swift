@@ -117,7 +117,7 @@ struct DocumentationTests {
     /// checkout: compare everything else exactly.
     static func normalized(_ line: String) -> String {
         line.split(separator: " ", omittingEmptySubsequences: false)
-            .map { $0.hasPrefix("doc=") ? "doc=<id>" : String($0) }
+            .map { $0.hasPrefix("doc=") ? "doc=<id>" : $0.hasPrefix("epoch=") ? "epoch=<epoch>" : String($0) }
             .joined(separator: " ")
     }
 }

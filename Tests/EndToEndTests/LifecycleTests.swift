@@ -19,7 +19,7 @@ struct LifecycleTests {
             first.kill9()
             #expect(try await first.waitForExit(timeout: .seconds(5)) == .signaled(SIGKILL))
             #expect(acknowledged.page == 6 && acknowledged.version == 2)
-            #expect(FileManager.default.fileExists(atPath: workspace.stateDir.appendingPathComponent("notes.state").path))
+            #expect(FileManager.default.fileExists(atPath: workspace.stateDir.appendingPathComponent("journal").path))
 
             let second = try await workspace.startDaemon(documents: ["notes.txt"])
             let (again, hello) = try await second.join()
@@ -118,7 +118,7 @@ struct LifecycleTests {
     func helpExitsZero() async throws {
         let result = try await runProcess(Binaries.pagesyncd(), ["--help"])
         #expect(result.status == 0, "\(result.output)")
-        for flag in ["--listen", "--config", "--state-dir", "--max-clients", "--max-line", "--split", "--wrap", "--token", "--log-level", "--no-fsync"] {
+        for flag in ["--listen", "--config", "--state-dir", "--max-clients", "--max-line", "--split", "--wrap", "--token", "--log-level", "--durability"] {
             #expect(result.output.contains(flag), "--help does not mention \(flag)")
         }
     }

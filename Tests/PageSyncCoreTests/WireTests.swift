@@ -14,22 +14,22 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 @Suite struct WireEncodingTests {
     @Test func hello() {
         #expect(str(Wire.hello(guide(), control: true, name: "guest-1"))
-            == "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=no control=yes name=guest-1\n")
+            == "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 wrap=no control=yes name=guest-1\n")
         let slides = RoomSnapshot(name: "slides", state: state(page: 3, count: 12, version: 9, by: "ann", doc: "9a0e11c4"), wraps: true)
         #expect(str(Wire.hello(slides, control: false, name: "bob"))
-            == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 wrap=yes control=no name=bob\n")
+            == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=bob\n")
     }
 
     @Test func joined() {
         let slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true)
         #expect(str(Wire.joined(slides, control: false, name: "ann"))
-            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 wrap=yes control=no name=ann\n")
+            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=ann\n")
     }
 
     @Test func event() {
         #expect(str(Wire.event(guide(page: 2, version: 1, by: "guest-1")))
-            == "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b\n")
-        #expect(str(Wire.event(guide())) == "PAGE room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b\n")
+            == "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
+        #expect(str(Wire.event(guide())) == "PAGE room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000\n")
     }
 
     @Test func navigated() {
@@ -39,10 +39,10 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func status() {
         #expect(str(Wire.status(guide(page: 4, version: 6, by: "guest-1"), control: true, clients: 1))
-            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b wrap=no control=yes clients=1\n")
+            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 wrap=no control=yes clients=1\n")
         let wrapping = RoomSnapshot(name: "s", state: state(), wraps: true)
         #expect(str(Wire.status(wrapping, control: false, clients: 0))
-            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=yes control=no clients=0\n")
+            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 wrap=yes control=no clients=0\n")
     }
 
     @Test func protocolErrors() {
@@ -82,11 +82,11 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.error(.forbidden, room: room)) == "ERR 403 this room needs a control token; send AUTH <token>\n")
         #expect(str(Wire.error(.noSuchPage(PageNumber(9)!), room: room)) == "ERR 404 no page 9: this document has 6 pages\n")
         #expect(str(Wire.error(.conflict(expected: 4), room: room))
-            == "ERR 409 version is 5, not 4 page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b\n")
+            == "ERR 409 version is 5, not 4 page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
         #expect(str(Wire.error(.pastEnd(.first), room: guide(page: 1, version: 2, by: "guest-1")))
-            == "ERR 416 already on the first page page=1 pages=6 version=2 by=guest-1 doc=5f1c3a2b\n")
+            == "ERR 416 already on the first page page=1 pages=6 version=2 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
         #expect(str(Wire.error(.pastEnd(.last), room: guide(page: 6, version: 9)))
-            == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b\n")
+            == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b epoch=0000000000000000\n")
         let single = RoomSnapshot(name: "one", state: state(count: 1), wraps: false)
         #expect(str(Wire.error(.noSuchPage(PageNumber(2)!), room: single)) == "ERR 404 no page 2: this document has 1 page\n")
     }
@@ -217,11 +217,11 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
 @Suite struct WireLineTests {
     @Test func helloLine() {
-        let line = WireLine(parsing: "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b wrap=no control=yes name=guest-1\n")
+        let line = WireLine(parsing: "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 wrap=no control=yes name=guest-1\n")
         #expect(line?.kind == "HELLO")
         #expect(line?.words == ["pagesync/1"])
         #expect(line?.fields == ["room": "guide", "page": "1", "pages": "6", "version": "0", "by": "-",
-                                 "doc": "5f1c3a2b", "wrap": "no", "control": "yes", "name": "guest-1"])
+                                 "doc": "5f1c3a2b", "epoch": "0000000000000000", "wrap": "no", "control": "yes", "name": "guest-1"])
     }
 
     @Test func okLines() {
@@ -249,7 +249,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
     }
 
     @Test func pageAndByeLines() {
-        let page = WireLine(parsing: "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b")
+        let page = WireLine(parsing: "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b epoch=0000000000000000")
         #expect(page?.kind == "PAGE")
         #expect(page?.fields["by"] == "guest-1")
         let bye = WireLine(parsing: "BYE server shutting down")

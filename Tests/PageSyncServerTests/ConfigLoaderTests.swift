@@ -35,7 +35,7 @@ import Testing
             listen: "[::1]:9000"
             max-clients: 5
             max-line: 128
-            fsync: false
+            durability: always
             rooms: [talk, guide]
             room:
               talk:
@@ -52,7 +52,7 @@ import Testing
         #expect(config.listen == ListenAddress(host: "::1", port: 9000))
         #expect(config.maxClients == 7)
         #expect(config.maxLineLength == 128)
-        #expect(config.fsync == false)
+        #expect(config.durability == .always)
         #expect(config.rooms == [
             RoomConfig(name: "talk", document: .file(dir.path + "/docs/talk.md"), pagination: .separator("---"), wraps: true, token: "s3cret"),
             .builtinGuide,
@@ -67,6 +67,7 @@ import Testing
         ("rooms: [\"bad name\"]\n", "rooms"),
         ("rooms: guide\n", "rooms"),
         ("fsync: maybe\n", "fsync"),
+        ("durability: sometimes\n", "durability"),
         ("max-line: 10\n", "max-line"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String) async throws {

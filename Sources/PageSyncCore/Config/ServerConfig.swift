@@ -59,8 +59,8 @@ public struct ServerConfig: Equatable, Sendable {
     public var outputHighWater: Int
     /// Idle seconds before TCP keepalive probes start.
     public var keepAliveSeconds: Int
-    /// Whether state files are fsynced before a change is acknowledged.
-    public var fsync: Bool
+    /// When a change counts as saved (see ``Durability``).
+    public var durability: Durability
     /// The rooms, in order. The first is the default room new clients join.
     public var rooms: [RoomConfig]
 
@@ -73,7 +73,7 @@ public struct ServerConfig: Equatable, Sendable {
         maxTextBytes: Int = 1 << 20,
         outputHighWater: Int = 256 << 10,
         keepAliveSeconds: Int = 60,
-        fsync: Bool = true,
+        durability: Durability = .default,
         rooms: [RoomConfig] = [.builtinGuide]
     ) {
         self.listen = listen
@@ -83,7 +83,7 @@ public struct ServerConfig: Equatable, Sendable {
         self.maxTextBytes = maxTextBytes
         self.outputHighWater = outputHighWater
         self.keepAliveSeconds = keepAliveSeconds
-        self.fsync = fsync
+        self.durability = durability
         self.rooms = rooms
     }
 

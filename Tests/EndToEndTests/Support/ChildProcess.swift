@@ -17,7 +17,8 @@ final class ChildProcess: @unchecked Sendable {
     private let ended = Mutex<Termination?>(nil)
 
     /// Spawns `executable` with `arguments`; stdin is /dev/null, stdout and stderr go to `outputFD`.
-    init(executable: String, arguments: [String], outputFD: Int32) throws {
+    /// `environment` adds to (or replaces in) this process's environment.
+    init(executable: String, arguments: [String], outputFD: Int32, environment: [String: String] = [:]) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -38,8 +39,17 @@ final class ChildProcess: @unchecked Sendable {
 
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var inherited: [String] = []
+        var e = environ
+        while let entry = e.pointee {
+            let text = String(cString: entry)
+            if !environment.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
+            e += 1
+        }
+        let envp: [UnsafeMutablePointer<CChar>?] = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else {
             throw HarnessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
         }

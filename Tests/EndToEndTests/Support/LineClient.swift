@@ -168,6 +168,18 @@ final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// Takes at most `count` bytes off the socket (blocking until at least one arrives), as a very
+    /// slow reader would; they stay buffered for the line readers. Returns how many were taken.
+    func trickle(_ count: Int) async throws -> Int {
+        try await onQueue {
+            var chunk = [UInt8](repeating: 0, count: count)
+            let n = chunk.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, count, 0) }
+            guard n > 0 else { throw HarnessError("\(self.label): nothing to trickle (\(n))") }
+            self.buffer.append(contentsOf: chunk[0..<n])
+            return n
+        }
+    }
+
     /// The next line, parsed.
     func readServerLine() async throws -> ServerLine {
         ServerLine(try await readLine())

@@ -1,0 +1,140 @@
+/// The journal's byte format.
+///
+/// A journal is a sequence of frames, each
+/// `length: UInt32 LE | crc: UInt32 LE | payload (length bytes)`, where `crc` is the
+/// CRC-32C of the four length bytes followed by the payload. A payload starts with a kind
+/// byte:
+/// - `R` room state: `epoch u64 | version u64 | page u32 | room str | by str | doc str`,
+///   where `str` is `u16 LE length | UTF-8 bytes` and an empty `by` means nobody;
+/// - `O` opened: `boot id str`;
+/// - `C` closed: nothing more.
+///
+/// All integers are little-endian. A frame's payload is at most ``maxPayload`` bytes.
+public enum JournalCodec {
+    /// Bytes before a payload: its length and its checksum.
+    public static let headerSize = 8
+    /// The largest payload a frame may have; longer lengths are damage.
+    public static let maxPayload = 3 * 65_535 + 64
+
+    /// Appends `record`'s frame to `out`. Strings longer than 65,535 bytes are cut (the
+    /// server's names and ids are far shorter).
+    public static func append(_ record: JournalRecord, to out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+        switch record {
+        case .room(let r):
+            out.append(UInt8(ascii: "R"))
+            appendInteger(r.epoch.value, to: &out)
+            appendInteger(r.version, to: &out)
+            appendInteger(UInt32(clamping: r.page.number), to: &out)
+            appendString(r.room, to: &out)
+            appendString(r.by ?? "", to: &out)
+            appendString(r.doc, to: &out)
+        case .opened(let bootID):
+            out.append(UInt8(ascii: "O"))
+            appendString(bootID, to: &out)
+        case .closed:
+            out.append(UInt8(ascii: "C"))
+        }
+        let length = UInt32(out.count - start - headerSize)
+        withUnsafeBytes(of: length.littleEndian) { out.replaceSubrange(start..<start + 4, with: $0) }
+        let crc = out.withUnsafeBytes { raw in
+            let lengthBytes = UnsafeRawBufferPointer(rebasing: raw[start..<start + 4])
+            let payload = UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...])
+            return CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes))
+        }
+        withUnsafeBytes(of: crc.littleEndian) { out.replaceSubrange(start + 4..<start + 8, with: $0) }
+    }
+
+    /// The frame of one record.
+    public static func encode(_ record: JournalRecord) -> [UInt8] {
+        var out: [UInt8] = []
+        append(record, to: &out)
+        return out
+    }
+
+    /// What is at an offset of a journal.
+    public enum Frame: Equatable, Sendable {
+        /// A valid record, and the offset just after it.
+        case record(JournalRecord, next: Int)
+        /// Fewer bytes than a whole frame: a write cut short.
+        case incomplete
+        /// A frame whose length, checksum or payload is wrong.
+        case damaged
+    }
+
+    /// Decodes the frame at `offset` of `bytes`.
+    public static func frame(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Frame {
+        let available = bytes.count - offset
+        guard available >= headerSize else { return .incomplete }
+        let length = Int(readInteger(bytes, offset, as: UInt32.self))
+        guard length >= 1, length <= maxPayload else { return .damaged }
+        guard available - headerSize >= length else { return .incomplete }
+        let crc = readInteger(bytes, offset + 4, as: UInt32.self)
+        let lengthBytes = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 4])
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)])
+        guard CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes)) == crc else { return .damaged }
+        guard let record = decodePayload(payload) else { return .damaged }
+        return .record(record, next: offset + headerSize + length)
+    }
+
+    private static func decodePayload(_ p: UnsafeRawBufferPointer) -> JournalRecord? {
+        var reader = Reader(bytes: p, offset: 1)
+        switch p[0] {
+        case UInt8(ascii: "R"):
+            guard let epoch = reader.integer(UInt64.self), let version = reader.integer(UInt64.self),
+                let pageNumber = reader.integer(UInt32.self), let page = PageNumber(Int(pageNumber)),
+                let room = reader.string(), !room.isEmpty, let by = reader.string(), let doc = reader.string(),
+                reader.atEnd
+            else { return nil }
+            return .room(SavedRoom(room: room, page: page, version: version, by: by.isEmpty ? nil : by, doc: doc, epoch: Epoch(epoch)))
+        case UInt8(ascii: "O"):
+            guard let boot = reader.string(), reader.atEnd else { return nil }
+            return .opened(bootID: boot)
+        case UInt8(ascii: "C"):
+            return reader.atEnd ? .closed : nil
+        default:
+            return nil
+        }
+    }
+
+    private static func appendInteger<T: FixedWidthInteger>(_ v: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    private static func appendString(_ s: String, to out: inout [UInt8]) {
+        var utf8 = Array(s.utf8.prefix(65_535))
+        // Never cut inside a character: drop continuation bytes left at the end.
+        if utf8.count == 65_535 {
+            while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() }
+            if let last = utf8.last, last >= 0xC0 { utf8.removeLast() }
+        }
+        appendInteger(UInt16(utf8.count), to: &out)
+        out.append(contentsOf: utf8)
+    }
+
+    private static func readInteger<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int, as: T.Type) -> T {
+        var v: T = 0
+        withUnsafeMutableBytes(of: &v) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + MemoryLayout<T>.size])) }
+        return T(littleEndian: v)
+    }
+
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset: Int
+
+        var atEnd: Bool { offset == bytes.count }
+
+        mutating func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
+            guard bytes.count - offset >= MemoryLayout<T>.size else { return nil }
+            defer { offset += MemoryLayout<T>.size }
+            return JournalCodec.readInteger(bytes, offset, as: T.self)
+        }
+
+        mutating func string() -> String? {
+            guard let n = integer(UInt16.self), bytes.count - offset >= Int(n) else { return nil }
+            defer { offset += Int(n) }
+            return String(validating: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(n)]), as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,138 @@
+/// What a journal holds, read back at start: the rules of recovery, without I/O.
+public struct JournalRecovery: Equatable, Sendable {
+    /// How a journal was damaged.
+    public enum Damage: Equatable, Sendable {
+        /// The last record was cut short or fails its checksum, and nothing valid follows:
+        /// a write interrupted by a crash. The bytes from `offset` on are dropped; no
+        /// acknowledged change is lost by that in `always` mode, and at most the changes
+        /// of the last moments in `batch` mode after a power loss (which the epoch covers).
+        case tornTail(offset: Int, droppedBytes: Int)
+        /// A damaged stretch with valid records after it: records in the middle are lost,
+        /// so the daemon cannot prove it holds the last acknowledged state.
+        case lostRecords(offset: Int, skippedBytes: Int)
+    }
+
+    /// Each room's last saved state.
+    public var rooms: [String: SavedRoom] = [:]
+    /// How many bytes of the file hold valid records before any torn tail; the file is
+    /// cut to this length before new records are appended.
+    public var validLength = 0
+    /// Every damage found, in file order.
+    public var damage: [Damage] = []
+    /// The boot id of the last daemon that opened the journal, if any did.
+    public var lastBootID: String?
+    /// Whether that daemon stopped cleanly (a `closed` record follows its `opened` one).
+    public var closedCleanly = false
+    /// Valid records read.
+    public var recordCount = 0
+
+    /// An empty recovery (no journal).
+    public init() {}
+
+    /// Reads every record of `bytes`. A damaged frame is skipped by looking for the next
+    /// offset where a valid frame starts; if one exists, records were lost in the middle,
+    /// otherwise the tail was torn.
+    public init(scanning bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < bytes.count {
+            switch JournalCodec.frame(in: bytes, at: offset) {
+            case .record(let record, let next):
+                apply(record)
+                offset = next
+                validLength = next
+            case .incomplete, .damaged:
+                if let resume = Self.nextValidFrame(in: bytes, after: offset) {
+                    damage.append(.lostRecords(offset: offset, skippedBytes: resume - offset))
+                    offset = resume
+                } else {
+                    damage.append(.tornTail(offset: offset, droppedBytes: bytes.count - offset))
+                    return
+                }
+            }
+        }
+    }
+
+    /// Reads every record of `bytes`.
+    public init(scanning bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { JournalRecovery(scanning: $0) }
+    }
+
+    /// Whether records were lost in the middle of the journal.
+    public var lostRecords: Bool {
+        damage.contains { if case .lostRecords = $0 { true } else { false } }
+    }
+
+    /// Why every room needs a new epoch, or nil when the journal proves it holds the last
+    /// acknowledged state: records lost in the middle, or an unclean stop followed by a
+    /// reboot (the page cache, and so the last unsynced writes, did not survive).
+    /// A crash of the process alone keeps the epoch: the page cache survived it.
+    public func newEpochReason(currentBootID: String?) -> String? {
+        if lostRecords { return "records were lost in the middle of the journal" }
+        if let last = lastBootID, !closedCleanly, let current = currentBootID, last != current {
+            return "the daemon did not stop cleanly and the machine rebooted since"
+        }
+        return nil
+    }
+
+    private mutating func apply(_ record: JournalRecord) {
+        recordCount += 1
+        switch record {
+        case .room(let saved):
+            rooms[saved.room] = saved
+        case .opened(let bootID):
+            lastBootID = bootID
+            closedCleanly = false
+        case .closed:
+            closedCleanly = true
+        }
+    }
+
+    /// The first offset after `offset` where a whole valid frame starts.
+    private static func nextValidFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        var candidate = offset + 1
+        while candidate + JournalCodec.headerSize < bytes.count {
+            if case .record = JournalCodec.frame(in: bytes, at: candidate) { return candidate }
+            candidate += 1
+        }
+        return nil
+    }
+}
+
+/// The rules for a room's state at start, from what was saved and the document as it is now.
+public enum RoomRestore {
+    /// A room's starting state, and whether it must be saved before it is served.
+    public struct Outcome: Equatable, Sendable {
+        /// The state to serve.
+        public var state: RoomState
+        /// True when the state differs from what was saved (new room, new epoch, changed
+        /// document or clamped page): it is journaled at start, so the epoch survives.
+        public var needsSave: Bool
+    }
+
+    /// - Parameters:
+    ///   - saved: the room's last saved state, or nil for a room never saved.
+    ///   - pageCount: the document's page count now (below 1 counts as 1).
+    ///   - doc: the document's content id now.
+    ///   - newEpoch: the epoch for a room that was saved but whose history cannot be trusted
+    ///     (nil: keep the saved epoch).
+    ///   - freshEpoch: the epoch for a room never saved.
+    ///
+    /// A saved room keeps its version; if its document changed or its page no longer
+    /// exists, that is a change: the version grows by one. Versions never go back.
+    public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, newEpoch: Epoch?, freshEpoch: Epoch) -> Outcome {
+        let count = max(1, pageCount)
+        guard let saved else {
+            return Outcome(
+                state: RoomState(page: .first, pageCount: count, version: 0, by: nil, doc: doc, epoch: freshEpoch),
+                needsSave: true)
+        }
+        let page = PageNumber(clamping: saved.page.number, pageCount: count)
+        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: newEpoch ?? saved.epoch)
+        var needsSave = newEpoch != nil && newEpoch != saved.epoch
+        if saved.doc != doc || page != saved.page {
+            if state.version < UInt64.max { state.version += 1 }
+            needsSave = true
+        }
+        return Outcome(state: state, needsSave: needsSave)
+    }
+}

@@ -1,0 +1,110 @@
+import Logging
+import PageSyncCore
+
+extension Coordinator {
+    func handle(_ line: [UInt8], from session: Session) {
+        switch CommandParser.parse(line) {
+        case .failure(let error):
+            stage(session, .bytes(Wire.error(error)))
+            if error.closesConnection {
+                closeAfterFlush(session)
+                logger.info("closing \(session.connection.peerDescription): \(error.message)")
+            }
+        case .success(let command):
+            execute(command, from: session)
+        }
+    }
+
+    func execute(_ command: Command, from session: Session) {
+        guard let runtime = rooms[session.room] else { return }
+        switch command {
+        case .navigate(let navigation, let ifVersion):
+            navigate(runtime, navigation, ifVersion: ifVersion, from: session)
+        case .status:
+            stage(session, .deferred(.status(room: runtime.room.name, control: session.control, clients: runtime.members.count)))
+        case .text(let requested):
+            let page = requested ?? runtime.room.state.page
+            guard page.number <= runtime.document.pageCount else {
+                stage(session, .deferred(.navigationError(.noSuchPage(page), room: runtime.room.name)))
+                return
+            }
+            do {
+                let text = try runtime.document.text(of: page, limit: config.maxTextBytes)
+                let encoder = TextReplyEncoder(
+                    page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id,
+                    bytes: text.bytes, pageByteCount: text.pageByteCount, truncated: text.truncated)
+                stage(session, .text(encoder, size: text.bytes.count + 64))
+            } catch {
+                logger.error("TEXT \(page) of room \(runtime.room.name): \(error)")
+                stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
+            }
+        case .rooms:
+            stage(session, .deferred(.rooms))
+        case .join(let name):
+            guard let target = rooms[name] else {
+                stage(session, .bytes(Wire.error(ProtocolError(code: .notFound, message: "no room \"\(name)\"", closesConnection: false))))
+                return
+            }
+            if target !== runtime {
+                runtime.members[session.id] = nil
+                target.members[session.id] = session
+                session.room = name
+                session.control = !target.room.policy.requiresToken
+                session.outbox.dropLatest()
+            }
+            stage(session, .deferred(.joined(room: name, control: session.control, name: session.name)))
+        case .name(let name) where name == "-":
+            stage(session, .bytes(Wire.error(.malformed("\"-\" means nobody on the wire; pick another name"))))
+        case .name(let name):
+            session.name = name
+            stage(session, .bytes(Wire.ok("NAME \(name)")))
+        case .who:
+            let lines = runtime.members.values.sorted { $0.id < $1.id }.map { m -> Substring in
+                "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+            }
+            stage(session, .bytes(Wire.multiline(header: "OK WHO \(lines.count)", lines: lines)))
+        case .auth(let token):
+            if let expected = runtime.config.token, !constantTimeEquals(Array(expected.utf8), Array(token.utf8)) {
+                logger.notice("wrong token for room \(runtime.room.name) from \(session.connection.peerDescription)")
+                stage(session, .bytes(Wire.error(ProtocolError(code: .forbidden, message: "wrong token", closesConnection: false))))
+            } else {
+                session.control = true
+                stage(session, .bytes(Wire.ok("AUTH control=yes")))
+            }
+        case .ping(let text):
+            stage(session, .bytes(Wire.ok(text.map { "PONG \($0)" } ?? "PONG")))
+        case .help:
+            stage(session, .bytes(Wire.multiline(header: "OK HELP", lines: Wire.helpLines.map { Substring($0) })))
+        case .quit:
+            stage(session, .bytes(Wire.ok("BYE")))
+            closeAfterFlush(session)
+        }
+    }
+
+    /// Tries the navigation on a copy of the room: a refused one changes nothing, and a change
+    /// the engine cannot save now is answered `ERR 507` without being made.
+    private func navigate(_ runtime: RoomRuntime, _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
+        var trial = runtime.room
+        switch trial.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
+        case .success(.moved):
+            if let refusal = engine.refusal {
+                stage(session, .bytes(Self.notSavedLine(refusal)))
+                return
+            }
+            runtime.room = trial
+            // The OK goes before the PAGE, and both wait for the group the change joins.
+            markChanged(runtime)
+            stage(session, .change(Wire.navigated(trial.state)))
+            roomChanged(runtime)
+        case .success(.unchanged):
+            stage(session, .change(Wire.navigated(trial.state)))
+        case .failure(let error):
+            stage(session, .deferred(.navigationError(error, room: runtime.room.name)))
+        }
+    }
+
+    /// `ERR 507 state not saved: <reason>`.
+    static func notSavedLine(_ reason: String) -> [UInt8] {
+        Wire.error(ProtocolError(code: .notSaved, message: "state not saved: \(reason)", closesConnection: false))
+    }
+}

@@ -1,0 +1,145 @@
+import Logging
+import PageSyncCore
+import UV
+
+extension Coordinator {
+    /// Unsent bytes the kernel may hold per client (`TCP_NOTSENT_LOWAT`); past them output
+    /// queues in libuv, which is how a client that stopped reading is recognized.
+    static let notSentLowWatermark = 4096
+
+    func accept(_ connection: TCPConnection) {
+        guard !shuttingDown else {
+            connection.close()
+            return
+        }
+        if sessions.count >= config.maxClients {
+            connection.write(Wire.error(ProtocolError(code: .full, message: "server full", closesConnection: true)))
+            connection.shutdownAndClose()
+            logger.warning("refused \(connection.peerDescription): server full (\(config.maxClients) clients)")
+            return
+        }
+        connection.setNoDelay(true)
+        connection.setKeepAlive(seconds: config.keepAliveSeconds)
+        connection.setNotSentLowWatermark(Self.notSentLowWatermark)
+        let id = nextSessionID
+        nextSessionID += 1
+        let runtime = rooms[roomOrder[0]]!
+        let session = Session(
+            id: id, name: "guest-\(id)", connection: connection, maxLineLength: config.maxLineLength,
+            room: runtime.room.name, control: !runtime.room.policy.requiresToken)
+        sessions[id] = session
+        runtime.members[id] = session
+        stage(session, .deferred(.hello(room: runtime.room.name, control: session.control, name: session.name)))
+        connection.onWritesDrained = { self.writesDrained(id: id) }
+        startReading(session)
+        logger.debug("client \(session.name) connected from \(connection.peerDescription)")
+    }
+
+    func startReading(_ session: Session) {
+        let id = session.id
+        session.connection.startReading { event in self.onRead(id: id, event) }
+    }
+
+    private func onRead(id: Int, _ event: TCPConnection.ReadEvent) {
+        guard let session = sessions[id] else { return }
+        switch event {
+        case .data(let bytes):
+            session.framer.append(bytes)
+            processInput(session)
+        case .eof:
+            // Lines already received still get their replies (`printf ... | nc -N`).
+            session.inputEnded = true
+            processInput(session)
+        case .error(let error):
+            disconnect(session, reason: "\(error)")
+        }
+    }
+
+    /// Handles the complete lines a session has sent, until its output backs up or its
+    /// budget for this loop turn is spent; then its input waits (reading stops).
+    func processInput(_ session: Session) {
+        guard session.outbox.state == .open else { return }
+        while session.outbox.state == .open {
+            if session.outbox.mustPause(queued: session.connection.writeQueueSize, highWater: config.outputHighWater) {
+                // Resumed from the write-completion callback once output drains.
+                pause(session)
+                return
+            }
+            if session.commandsThisTurn >= TurnBudget.commands || session.outbox.stagedBytes >= TurnBudget.bytes {
+                // Other clients' I/O is polled before this one goes on.
+                pause(session)
+                queueResume(session)
+                return
+            }
+            guard let frame = session.framer.next() else { break }
+            session.commandsThisTurn += 1
+            if session.commandsThisTurn == 1 { turnUsers.append(session) }
+            switch frame {
+            case .tooLong:
+                stage(session, .bytes(Wire.error(ProtocolError(
+                    code: .tooLong, message: "line longer than \(config.maxLineLength) bytes", closesConnection: false))))
+            case .line(let line):
+                handle(line, from: session)
+            }
+        }
+        if session.outbox.state == .open && session.inputEnded {
+            closeAfterFlush(session)
+        }
+    }
+
+    private func pause(_ session: Session) {
+        session.outbox.state = .paused
+        session.connection.stopReading()
+    }
+
+    func queueResume(_ session: Session) {
+        guard !session.resumeQueued else { return }
+        session.resumeQueued = true
+        resumeList.append(session)
+    }
+
+    /// Phase 1 of a loop turn: paused clients whose output has drained read on, within budget.
+    func resumeInput() {
+        guard !resumeList.isEmpty else { return }
+        let list = resumeList
+        resumeList.removeAll(keepingCapacity: true)
+        for session in list {
+            session.resumeQueued = false
+            guard session.outbox.state == .paused,
+                session.outbox.mayResume(queued: session.connection.writeQueueSize, highWater: config.outputHighWater)
+            else { continue }
+            session.outbox.state = .open
+            processInput(session)
+            if session.outbox.state == .open && !session.inputEnded { startReading(session) }
+        }
+    }
+
+    func writesDrained(id: Int) {
+        guard let session = sessions[id], session.outbox.state != .closed else { return }
+        if !session.outbox.isEmpty { queueFlush(session) }
+        if session.outbox.state == .paused { queueResume(session) }
+    }
+
+    /// Writes what is staged (once it is settled), then closes.
+    func closeAfterFlush(_ session: Session) {
+        guard session.outbox.state != .closed else { return }
+        session.outbox.close()
+        session.connection.stopReading()
+        queueFlush(session)
+    }
+
+    func disconnect(_ session: Session, reason: String) {
+        guard session.outbox.state != .closed else { return }
+        forget(session)
+        session.connection.close()
+        logger.debug("client \(session.name) disconnected: \(reason)")
+    }
+
+    /// Removes a session from every list that could reach it again.
+    func forget(_ session: Session) {
+        session.outbox.state = .closed
+        sessions[session.id] = nil
+        rooms[session.room]?.members[session.id] = nil
+        waiting[session.id] = nil
+    }
+}

@@ -1,0 +1,202 @@
+import Logging
+import PageSyncCore
+import UV
+
+extension Coordinator {
+    /// Queues a reply; it leaves once the group it may reflect is settled.
+    func stage(_ session: Session, _ item: OutboxItem) {
+        session.outbox.stage(item, group: stagingGroup, backedUp: session.backedUp)
+        queueFlush(session)
+    }
+
+    func queueFlush(_ session: Session) {
+        guard !session.flushQueued else { return }
+        session.flushQueued = true
+        flushList.append(session)
+    }
+
+    /// The room's state changed in this turn: it joins the group now forming, and output
+    /// staged from now on waits for that group.
+    func markChanged(_ runtime: RoomRuntime) {
+        if !runtime.changedThisTurn {
+            runtime.changedThisTurn = true
+            changedThisTurn.append(runtime)
+        }
+        stagingGroup = nextGroup
+    }
+
+    /// A room's state changed: every member gets the new state line, encoded once. A member
+    /// whose output is backed up only has its slot replaced: it is flushed when libuv reports
+    /// that its writes drained, so a thousand stalled followers cost a thousand slot stores.
+    func roomChanged(_ runtime: RoomRuntime) {
+        markChanged(runtime)
+        let line = SharedLine(Wire.event(runtime.snapshot))
+        let group = stagingGroup
+        for member in runtime.members.values {
+            let backedUp = member.backedUp
+            member.outbox.offer(line, group: group, backedUp: backedUp)
+            if !backedUp { queueFlush(member) }
+        }
+    }
+
+    /// Runs once per loop iteration, right before the loop waits for I/O (Redis's
+    /// beforeSleep), in fixed phases:
+    /// 1. paused input resumes, within each client's budget for the turn;
+    /// 2. the turn's changes go to the state engine as one group;
+    /// 3. what is settled is written, one write per client.
+    /// Writing never reads input again: a client whose input waits is resumed in phase 1 of
+    /// the next turn, after other clients' I/O has been polled.
+    func beforeSleep() {
+        resumeInput()
+        submitTurn()
+        for session in deferredFlush { queueFlush(session) }
+        deferredFlush.removeAll(keepingCapacity: true)
+        flushAll()
+        for session in turnUsers { session.commandsThisTurn = 0 }
+        turnUsers.removeAll(keepingCapacity: true)
+        // Input or output left over: make the next turn come without waiting for I/O.
+        if !resumeList.isEmpty || !deferredFlush.isEmpty { loop.execute {} }
+    }
+
+    /// Phase 2: hands the rooms changed in this turn to the engine as one group.
+    func submitTurn() {
+        guard !changedThisTurn.isEmpty else { return }
+        let group = nextGroup
+        nextGroup += 1
+        var changes: [(room: RoomRuntime, before: RoomState, after: RoomState)] = []
+        var records: [SavedRoom] = []
+        changes.reserveCapacity(changedThisTurn.count)
+        records.reserveCapacity(changedThisTurn.count)
+        for runtime in changedThisTurn {
+            runtime.changedThisTurn = false
+            changes.append((runtime, runtime.submitted, runtime.room.state))
+            records.append(SavedRoom(room: runtime.room.name, state: runtime.room.state))
+            runtime.submitted = runtime.room.state
+        }
+        changedThisTurn.removeAll(keepingCapacity: true)
+        pendingGroups.append((group, changes))
+        engine.submit(group: group, rooms: records)
+    }
+
+    /// Phase 3: writes what each client may be sent now.
+    func flushAll() {
+        while !flushList.isEmpty {
+            swap(&flushList, &flushing)
+            for session in flushing {
+                session.flushQueued = false
+                flush(session)
+            }
+            flushing.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private func flush(_ session: Session) {
+        guard session.outbox.state != .closed else { return }
+        let connection = session.connection
+        var written = 0
+        repeat {
+            let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
+            switch chunks.count {
+            case 0: break
+            case 1: connection.write(chunks[0])
+            default: connection.write(chunks)
+            }
+            for chunk in chunks { written += chunk.count }
+            // A large reply goes on while the socket takes it, up to the turn's budget.
+        } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
+        if session.outbox.isStreaming && !session.backedUp {
+            // Budget spent: the rest goes in the next turn, after other clients' I/O.
+            deferredFlush.append(session)
+        }
+        if session.outbox.waits(settled: settled) { waiting[session.id] = session }
+        switch session.outbox.state {
+        case .closing where session.outbox.isEmpty:
+            forget(session)
+            connection.shutdownAndClose()
+            logger.debug("client \(session.name) disconnected")
+        case .paused where !session.resumeQueued
+            && session.outbox.mayResume(queued: connection.writeQueueSize, highWater: config.outputHighWater):
+            queueResume(session)
+        default:
+            break
+        }
+    }
+
+    /// A reply that reports room state, filled in from the room's saved state.
+    private func render(_ reply: DeferredReply) -> [UInt8] {
+        switch reply {
+        case .hello(let room, let control, let name):
+            guard let r = rooms[room] else { return [] }
+            return Wire.hello(r.savedSnapshot, control: control, name: name)
+        case .joined(let room, let control, let name):
+            guard let r = rooms[room] else { return [] }
+            return Wire.joined(r.savedSnapshot, control: control, name: name)
+        case .status(let room, let control, let clients):
+            guard let r = rooms[room] else { return [] }
+            return Wire.status(r.savedSnapshot, control: control, clients: clients)
+        case .navigationError(let error, let room):
+            guard let r = rooms[room] else { return [] }
+            return Wire.error(error, room: r.savedSnapshot)
+        case .rooms:
+            let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
+                let s = r.saved
+                return "\(r.room.name) page=\(s.page) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(r.members.count) control=\(r.room.policy.requiresToken ? "token" : "open") wrap=\(r.room.policy.wraps ? "yes" : "no")"
+            }
+            return Wire.multiline(header: "OK ROOMS \(lines.count)", lines: lines)
+        }
+    }
+
+    // MARK: - What the engine reports
+
+    func engineReported(_ event: EngineEvent) {
+        switch event {
+        case .settled(let upTo):
+            settle(upTo: upTo)
+        case .failed(let after, let reason):
+            fail(after: after, reason: reason)
+        }
+    }
+
+    private func settle(upTo group: UInt64) {
+        guard group > settled else { return }
+        settled = group
+        while let first = pendingGroups.first, first.id <= group {
+            pendingGroups.removeFirst()
+            for change in first.changes { change.room.saved = change.after }
+        }
+        for session in waiting.values { queueFlush(session) }
+        waiting.removeAll(keepingCapacity: true)
+    }
+
+    /// Groups after `after` could not be saved: their rooms go back to the state before
+    /// them, requesters get `ERR 507`, followers never see them. Rooms changed in the turn
+    /// now forming are undone too: they were made on top of what failed.
+    private func fail(after: UInt64, reason: String) {
+        var undone: [RoomRuntime] = []
+        for group in pendingGroups.reversed() where group.id > after {
+            for change in group.changes.reversed() {
+                change.room.room.restore(change.before)
+                change.room.submitted = change.before
+                undone.append(change.room)
+            }
+        }
+        pendingGroups.removeAll { $0.id > after }
+        for runtime in changedThisTurn {
+            runtime.changedThisTurn = false
+            runtime.room.restore(runtime.submitted)
+            undone.append(runtime)
+        }
+        changedThisTurn.removeAll()
+        stagingGroup = min(stagingGroup, after)
+        let errorLine = Self.notSavedLine(reason)
+        for session in sessions.values {
+            if session.outbox.fail(after: after, errorLine: errorLine),
+                let runtime = rooms[session.room], undone.contains(where: { $0 === runtime })
+            {
+                // Its slot held a state that is gone: it gets the room's state as it stands.
+                session.outbox.offer(SharedLine(Wire.event(runtime.snapshot)), group: after, backedUp: session.backedUp)
+            }
+            queueFlush(session)
+        }
+    }
+}

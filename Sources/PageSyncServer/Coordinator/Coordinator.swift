@@ -1,0 +1,250 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import PageSyncCore
+import UV
+
+/// The one owner of every room's truth.
+///
+/// The coordinator is an actor whose executor is the libuv loop, so libuv callbacks (on the
+/// loop thread) enter it synchronously with `assumeIsolated`, and background work
+/// (re-indexing, config reload) comes back to it with an ordinary `await`.
+///
+/// One change, from socket to every screen: bytes → ``Session/framer`` → line →
+/// `CommandParser` → `Room.navigate` → the room's new state, and a `PAGE` line encoded once
+/// → each member's ``Outbox`` (waiting for the turn's group) → at ``beforeSleep()`` the turn's
+/// changed rooms go to the ``StateEngine`` as one group → once the engine says the group is
+/// settled, each outbox releases the `OK` and the `PAGE` → one write per client.
+public actor Coordinator {
+    nonisolated let loop: EventLoop
+    /// The loop's executor: every job of this actor runs on the loop thread.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
+
+    var config: ServerConfig
+    let logger: Logger
+    let observer: any LifecycleObserver
+    let reloadConfig: @Sendable () async throws -> ServerConfig
+    let listenFDs: [Int32]
+    let engine: any StateEngine
+    /// What the engine read back at start; used once, by ``addRoom(_:document:)``.
+    let loaded: LoadedState
+    /// The epoch every saved room moves to when the saved history cannot be trusted.
+    let restartEpoch: Epoch?
+
+    var rooms: [String: RoomRuntime] = [:]
+    var roomOrder: [String] = []
+    var sessions: [Int: Session] = [:]
+    var nextSessionID = 1
+    var shuttingDown = false
+
+    // Output and input scheduling (see Coordinator+Output.swift).
+    var flushList: [Session] = []
+    /// The list being flushed; swapped with `flushList` so neither is reallocated.
+    var flushing: [Session] = []
+    /// Sessions whose paused input is looked at in the next turn's first phase.
+    var resumeList: [Session] = []
+    /// Sessions whose large reply goes on in the next turn.
+    var deferredFlush: [Session] = []
+    /// Sessions holding output for a group that is not settled yet.
+    var waiting: [Int: Session] = [:]
+    /// Sessions that handled commands in this turn (their budgets are reset after it).
+    var turnUsers: [Session] = []
+
+    // Group commit (see Coordinator+Output.swift).
+    /// The number the group now forming will have.
+    var nextGroup: UInt64 = 1
+    /// The group output staged now waits for: the latest group with a change.
+    var stagingGroup: UInt64 = 0
+    /// Every group up to this one is settled.
+    var settled: UInt64 = 0
+    /// Rooms changed in this turn.
+    var changedThisTurn: [RoomRuntime] = []
+    /// Groups handed to the engine and not settled: each room's state before and after.
+    var pendingGroups: [(id: UInt64, changes: [(room: RoomRuntime, before: RoomState, after: RoomState)])] = []
+    /// Rooms' states before their first change of this turn.
+    var beforeThisTurn: [ObjectIdentifier: RoomState] = [:]
+
+    /// Only the newest re-index of a room and the newest reload are applied.
+    var reloadGeneration = 0
+
+    var listeners: [TCPListener] = []
+    var prepare: PrepareHook?
+    var signalWatchers: [SignalWatcher] = []
+    var fileWatchers: [String: FileWatcher] = [:]
+    var reindexTimers: [String: UV.Timer] = [:]
+    var watchdogTimer: UV.Timer?
+    var statusTimer: UV.Timer?
+    var lastStatus = ""
+    var forceExitTimer: UV.Timer?
+
+    /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
+    /// ``start()`` on the loop thread next.
+    public init(
+        loop: EventLoop,
+        config: ServerConfig,
+        logger: Logger,
+        engine: any StateEngine,
+        loaded: LoadedState,
+        observer: any LifecycleObserver = NoLifecycleObserver(),
+        listenFDs: [Int32] = [],
+        reloadConfig: @escaping @Sendable () async throws -> ServerConfig
+    ) {
+        self.loop = loop
+        self.config = config
+        self.logger = logger
+        self.engine = engine
+        self.loaded = loaded
+        self.restartEpoch = loaded.newEpochReason == nil ? nil : .random()
+        self.observer = observer
+        self.listenFDs = listenFDs
+        self.reloadConfig = reloadConfig
+    }
+
+    // MARK: - Start and stop
+
+    /// Opens the documents, restores the saved state, starts listening and
+    /// installs the signal handlers. Runs on the loop thread.
+    public func start() throws(StartError) {
+        engine.onEvent = { [unowned self] event in self.assumeIsolated { $0.engineReported(event) } }
+        engine.snapshot = { [unowned self] in
+            self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
+        }
+        for roomConfig in config.rooms {
+            let document: Document
+            do {
+                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination)
+            } catch {
+                throw StartError("room \(roomConfig.name): \(error)")
+            }
+            addRoom(roomConfig, document: document)
+        }
+
+        do {
+            if listenFDs.isEmpty {
+                let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
+                try listener.listen { connection in self.accept(connection) }
+                listeners.append(listener)
+            } else {
+                for fd in listenFDs {
+                    let listener = try TCPListener(loop: loop, adopting: fd)
+                    try listener.listen { connection in self.accept(connection) }
+                    listeners.append(listener)
+                }
+            }
+        } catch {
+            throw StartError("cannot listen on \(config.listen): \(error)")
+        }
+
+        prepare = PrepareHook(loop: loop) { self.beforeSleep() }
+        do {
+            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGINT) { self.shutdown(reason: "SIGINT") })
+            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGTERM) { self.shutdown(reason: "SIGTERM") })
+            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGHUP) { self.reload() })
+        } catch {
+            throw StartError("cannot install signal handlers: \(error)")
+        }
+        watchDocuments()
+        if let interval = observer.watchdogInterval {
+            // Pinged from the loop itself: a stuck loop stops the pings.
+            let ms = UInt64(max(1, interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000))
+            let timer = UV.Timer(loop: loop)
+            let observer = self.observer
+            timer.start(afterMilliseconds: ms, repeatMilliseconds: ms) { observer.watchdog() }
+            watchdogTimer = timer
+        }
+        let statusTimer = UV.Timer(loop: loop)
+        statusTimer.start(afterMilliseconds: 2000, repeatMilliseconds: 2000) { self.reportStatus() }
+        self.statusTimer = statusTimer
+
+        for listener in listeners {
+            if let address = listener.localAddress {
+                let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+                logger.info("listening on \(host):\(address.port)")
+            }
+        }
+        logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory) (durability \(config.durability))")
+        lastStatus = statusLine
+        observer.ready(status: lastStatus)
+        engine.started()
+    }
+
+    var statusLine: String {
+        "\(sessions.count) client(s) in \(roomOrder.count) room(s)"
+    }
+
+    /// `STATUS=` for the service manager, sent only when it changed.
+    private func reportStatus() {
+        let line = statusLine
+        guard line != lastStatus else { return }
+        lastStatus = line
+        observer.status(line)
+    }
+
+    /// Restores a room from what the engine loaded (``RoomRestore``'s rules); a state that
+    /// differs from the saved one is journaled in the first group, before anyone is served.
+    func addRoom(_ roomConfig: RoomConfig, document: Document) {
+        let outcome = RoomRestore.restore(
+            saved: loaded.rooms[roomConfig.name], pageCount: document.pageCount, doc: document.id,
+            newEpoch: restartEpoch, freshEpoch: .random())
+        let runtime = RoomRuntime(
+            room: Room(name: roomConfig.name, policy: roomConfig.policy, state: outcome.state),
+            config: roomConfig, document: document)
+        rooms[roomConfig.name] = runtime
+        roomOrder.append(roomConfig.name)
+        if outcome.needsSave { markChanged(runtime) }
+        let s = outcome.state
+        logger.info("room \(roomConfig.name): \(roomConfig.document), \(document.pageCount) page(s), on page \(s.page) at version \(s.version), epoch \(s.epoch)")
+    }
+
+    /// SIGINT/SIGTERM: stop accepting, say BYE, let every client's output settle and leave,
+    /// then stop the loop.
+    func shutdown(reason: String) {
+        guard !shuttingDown else { return }
+        shuttingDown = true
+        logger.info("shutting down (\(reason))")
+        observer.stopping()
+        for listener in listeners { listener.close() }
+        listeners.removeAll()
+        let bye = Wire.bye("server shutting down")
+        for session in sessions.values where !session.outbox.isClosingOrClosed {
+            stage(session, .bytes(bye))
+            closeAfterFlush(session)
+        }
+        for watcher in signalWatchers { watcher.close() }
+        signalWatchers.removeAll()
+        for watcher in fileWatchers.values { watcher.close() }
+        fileWatchers.removeAll()
+        for timer in reindexTimers.values { timer.close() }
+        reindexTimers.removeAll()
+        watchdogTimer?.close()
+        watchdogTimer = nil
+        statusTimer?.close()
+        statusTimer = nil
+        // Stop once every change is settled and every connection has flushed and closed;
+        // peers that do not read would hold theirs open, so give up on them after half a second.
+        let timer = UV.Timer(loop: loop)
+        var ticks = 0
+        timer.start(afterMilliseconds: 5, repeatMilliseconds: 5) {
+            ticks += 1
+            let settledAll = self.pendingGroups.isEmpty && self.changedThisTurn.isEmpty && !self.engine.isBusy
+            if (self.sessions.isEmpty && settledAll) || ticks >= 100 { self.stopLoop() }
+        }
+        forceExitTimer = timer
+    }
+
+    private func stopLoop() {
+        forceExitTimer?.close()
+        forceExitTimer = nil
+        prepare?.close()
+        prepare = nil
+        loop.stop()
+    }
+}
+
+/// Why the daemon could not start, in one line.
+public struct StartError: Error, Sendable, CustomStringConvertible {
+    /// The one-line explanation.
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,31 @@
+import PageSyncCore
+
+/// A room at run time: its state machine, its configuration, its document, the sessions in
+/// it, and where its state stands on the way to disk.
+final class RoomRuntime {
+    var room: Room
+    var config: RoomConfig
+    var document: Document
+    var members: [Int: Session] = [:]
+    /// Counts re-index requests: only the newest one's result is applied.
+    var reindexGeneration = 0
+    /// The state as of the last settled group: what replies rendered on release report.
+    var saved: RoomState
+    /// The state as of the last group handed to the engine.
+    var submitted: RoomState
+    /// Whether the room changed in the loop turn now forming a group.
+    var changedThisTurn = false
+
+    init(room: Room, config: RoomConfig, document: Document) {
+        self.room = room
+        self.config = config
+        self.document = document
+        self.saved = room.state
+        self.submitted = room.state
+    }
+
+    var snapshot: RoomSnapshot { RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps) }
+
+    /// The room as of its last saved state.
+    var savedSnapshot: RoomSnapshot { RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps) }
+}

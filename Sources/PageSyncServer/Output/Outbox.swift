@@ -1,0 +1,208 @@
+import PageSyncCore
+
+/// An event line encoded once and shared by every session it goes to.
+final class SharedLine: Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// A reply whose room state is filled in when it leaves, from the room's saved state, so a
+/// client is never told of a state that was not saved.
+enum DeferredReply: Equatable {
+    case hello(room: String, control: Bool, name: String)
+    case joined(room: String, control: Bool, name: String)
+    case status(room: String, control: Bool, clients: Int)
+    case navigationError(NavigationError, room: String)
+    case rooms
+}
+
+/// One piece of a client's pending output.
+enum OutboxItem {
+    /// A reply that reports no room state (PONG, TEXT, WHO, most errors).
+    case bytes([UInt8])
+    /// The `OK` for a change: becomes `ERR 507` if the change could not be saved.
+    case change([UInt8])
+    /// A room's state line, kept for a client that keeps up.
+    case event(SharedLine)
+    /// A reply rendered from saved state when it leaves.
+    case deferred(DeferredReply)
+    /// A page's text, encoded a chunk at a time as the client takes it.
+    case text(TextReplyEncoder, size: Int)
+
+    var byteCount: Int {
+        switch self {
+        case .bytes(let b), .change(let b): b.count
+        case .event(let line): line.bytes.count
+        case .deferred: 128
+        case .text(_, let size): size
+        }
+    }
+}
+
+/// One client's pending output and its backpressure state, as a plain value: every rule
+/// about what a client is sent, and when, lives here.
+///
+/// - Each item waits for a *group*: the journal group whose changes it may reflect. It
+///   leaves once that group is settled, so no `OK` or `PAGE` leaves before its change is
+///   saved. Items leave in the order they were staged.
+/// - The *latest-state slot* holds at most one `PAGE` line. A client that keeps up (nothing
+///   queued in libuv, and less than ``burstBound`` staged) gets every change: an older slot
+///   event moves into the items. A backed-up client's slot is replaced by each newer event
+///   (conflation), so it costs one line however many changes it misses, and reads the latest
+///   state, never a backlog of stale pages, once it reads again.
+/// - Reading stops when unsent output reaches the high-water mark, and resumes below half.
+struct Outbox {
+    /// Where the client's connection is in its life.
+    enum State: Equatable {
+        /// Commands are read and answered.
+        case open
+        /// Reading is paused: output is backed up, or the turn's budget is spent.
+        case paused
+        /// The peer half-closed: answer what it sent, then close.
+        case draining
+        /// QUIT, a protocol violation or shutdown: write what is staged, then close.
+        case closing
+        /// Closed; nothing more is done.
+        case closed
+    }
+
+    /// Staged bytes per client beyond which events of one burst are merged (about 45 events):
+    /// bounds memory when one turn changes a room often.
+    static let burstBound = 4096
+
+    /// The size of the pieces a large reply is encoded and written in.
+    static let streamChunk = 64 << 10
+
+    var state: State = .open
+    private(set) var items: [(group: UInt64, item: OutboxItem)] = []
+    private(set) var stagedBytes = 0
+    /// The newest state line not yet written, and the group it waits for.
+    private(set) var latest: (line: SharedLine, group: UInt64)?
+
+    /// Whether anything waits to be written.
+    var isEmpty: Bool { items.isEmpty && latest == nil }
+
+    /// Whether the client is gone or going: nothing new is staged for it.
+    var isClosingOrClosed: Bool { state == .closing || state == .closed }
+
+    /// Queues a reply. An event already in the slot goes first if the client keeps up, so
+    /// what a client reads follows the order things happened.
+    mutating func stage(_ item: OutboxItem, group: UInt64, backedUp: Bool) {
+        if let slot = latest, !backedUp {
+            append(.event(slot.line), group: slot.group)
+            latest = nil
+        }
+        append(item, group: group)
+    }
+
+    /// A room's new state. The newest is kept in the slot; the one it replaces is kept too
+    /// while the client keeps up.
+    mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
+        guard !isClosingOrClosed else { return }
+        if let slot = latest, !backedUp, stagedBytes < Self.burstBound {
+            append(.event(slot.line), group: slot.group)
+        }
+        latest = (line, group)
+    }
+
+    /// Forgets the slot (the client moved to another room).
+    mutating func dropLatest() { latest = nil }
+
+    /// The client is to be closed once what is staged has left: no event comes after its last reply.
+    mutating func close() {
+        state = .closing
+        latest = nil
+    }
+
+    /// Every item of a group after `after` failed: an `OK` for a change becomes `errorLine`,
+    /// events are dropped, and what is left waits only for `after` (the failed groups count
+    /// as settled once the groups before them are). Returns true if the slot was dropped
+    /// (the client needs the room's current state again).
+    mutating func fail(after: UInt64, errorLine: [UInt8]) -> Bool {
+        for i in items.indices where items[i].group > after {
+            items[i].group = after
+            switch items[i].item {
+            case .change(let b):
+                stagedBytes += errorLine.count - b.count
+                items[i].item = .bytes(errorLine)
+            case .event(let line):
+                stagedBytes -= line.bytes.count
+                items[i].item = .bytes([])
+            case .bytes, .deferred, .text:
+                break
+            }
+        }
+        if let slot = latest, slot.group > after {
+            latest = nil
+            return true
+        }
+        return false
+    }
+
+    /// Takes what may leave now: the items whose group is settled, in order, and then the
+    /// slot if the client is not backed up and nothing before it waits. A closing client
+    /// gets no event after its last reply.
+    mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var taken = 0
+        var partlySent = false
+        while taken < items.count, items[taken].group <= settled, !partlySent {
+            switch items[taken].item {
+            case .bytes(let b), .change(let b):
+                if !b.isEmpty { out.append(b) }
+            case .event(let line):
+                out.append(line.bytes)
+            case .deferred(let reply):
+                out.append(render(reply))
+            case .text(var encoder, let size):
+                if let chunk = encoder.nextChunk(atLeast: Self.streamChunk) { out.append(chunk) }
+                if !encoder.isFinished {
+                    // One piece per call: the rest waits until the client took this one.
+                    items[taken].item = .text(encoder, size: size)
+                    partlySent = true
+                }
+            }
+            if !partlySent {
+                stagedBytes -= items[taken].item.byteCount
+                taken += 1
+            }
+        }
+        if taken == items.count {
+            items.removeAll(keepingCapacity: true)
+            stagedBytes = 0
+        } else if taken > 0 {
+            items.removeFirst(taken)
+        }
+        if let slot = latest, items.isEmpty, slot.group <= settled, !backedUp, state != .closing {
+            out.append(slot.line.bytes)
+            latest = nil
+        }
+        return out
+    }
+
+    /// Whether a large reply is partly sent: more of it can be taken now.
+    var isStreaming: Bool {
+        if case .text? = items.first?.item { return true }
+        return false
+    }
+
+    /// Whether output waits for a group that is not settled yet.
+    func waits(settled: UInt64) -> Bool {
+        (items.first.map { $0.group > settled } ?? false) || (latest.map { $0.group > settled } ?? false)
+    }
+
+    /// Whether reading must pause: unsent output (staged here plus `queued` in libuv) reached `highWater`.
+    func mustPause(queued: Int, highWater: Int) -> Bool {
+        stagedBytes + queued >= highWater
+    }
+
+    /// Whether a paused client may read again: unsent output fell below half the high-water mark.
+    func mayResume(queued: Int, highWater: Int) -> Bool {
+        stagedBytes + queued < highWater / 2
+    }
+
+    private mutating func append(_ item: OutboxItem, group: UInt64) {
+        items.append((group, item))
+        stagedBytes += item.byteCount
+    }
+}

@@ -1,0 +1,420 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import PageSyncCore
+import UV
+
+/// The embedded state engine: one append-only journal for every room in `state-dir`.
+///
+/// Each loop turn's changes are one group, written with one `write` before any reply about
+/// them leaves. ``CommitPipeline`` decides when a group counts as saved: at once in `batch`
+/// mode (synced at most once a second on libuv's thread pool), after one covering
+/// `fdatasync` in `always` mode (group commit). When the journal passes
+/// max(1 MiB, 4 × the live state) it is compacted: a snapshot of every room is written to
+/// a new file on the thread pool, synced and renamed into place, while changes go on.
+///
+/// Files: `journal`, and briefly `journal.compact` or `journal.rewrite`. Loop thread only,
+/// except ``load()`` and ``closeCleanly()``, which run while the loop is not running.
+/// `@unchecked Sendable`: handed to the coordinator and, after the loop stopped, used for
+/// ``closeCleanly()`` by the thread that ran the loop; never used by two threads at once.
+public final class JournalEngine: StateEngine, @unchecked Sendable {
+    public var onEvent: ((EngineEvent) -> Void)?
+    public var snapshot: (() -> [SavedRoom])?
+    public var refusal: String? { pipeline.refusal }
+    public var isBusy: Bool { diskBusy || compaction != nil || rewriting }
+
+    /// Below this size the journal is never compacted.
+    public static let minimumCompactionSize = 1 << 20
+
+    private let loop: EventLoop
+    private let directory: String
+    private let logger: Logger
+    private var pipeline: CommitPipeline
+    private let bootID: String
+    private var fd: Int32 = -1
+    private var size = 0
+    /// Bytes of the last snapshot's records: what the live state costs.
+    private var liveSize = 0
+    private var scratch: [UInt8] = []
+    private var syncTimer: UV.Timer?
+    /// One disk job (a sync, or the end of a compaction) at a time, in order.
+    private var diskBusy = false
+    private var deferredSync: (serial: Int, upTo: UInt64)?
+    private var rewriting = false
+    private var rewriteBackoffMs: UInt64 = 100
+    private var retryTimer: UV.Timer?
+    private var outage: String?
+    /// Why the journal could not be opened for writing at start, if it could not.
+    private var startupRefusal: String?
+
+    private enum Compaction {
+        /// The snapshot is being written; records written meanwhile are kept to append.
+        case snapshotting(tail: [UInt8])
+        /// The new file has everything; records go to both files until it is renamed into place.
+        case switching(fd: Int32, size: Int)
+    }
+    private var compaction: Compaction?
+    private var compactionBackoffUntil: UInt64 = 0
+
+    private var journalPath: String { "\(directory)/journal" }
+
+    /// An engine over `directory` (created if missing).
+    public init(loop: EventLoop, directory: String, durability: Durability, logger: Logger) {
+        self.loop = loop
+        self.directory = directory
+        self.logger = logger
+        self.pipeline = CommitPipeline(mode: durability)
+        self.bootID = JournalFile.bootID() ?? "unknown"
+    }
+
+    // MARK: - Start
+
+    public func load() throws(StateEngineError) -> LoadedState {
+        try JournalFile.makeDirectory(directory)
+        unlink("\(directory)/journal.compact")
+        unlink("\(directory)/journal.rewrite")
+        fd = open(journalPath, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateEngineError(JournalFile.reason(journalPath)) }
+        let bytes: [UInt8]
+        switch JournalFile.readAll(fd) {
+        case .success(let b): bytes = b
+        case .failure(let e): throw StateEngineError("\(journalPath): \(e)")
+        }
+        var recovery = JournalRecovery(scanning: bytes)
+        var rooms = recovery.rooms
+        let reason = recovery.newEpochReason(currentBootID: bootID)
+        for damage in recovery.damage {
+            switch damage {
+            case .tornTail(let offset, let dropped):
+                logger.warning("journal: dropping a torn last record (\(dropped) byte(s) at offset \(offset)); every whole record before it is kept")
+            case .lostRecords(let offset, let skipped):
+                logger.error("journal: \(skipped) damaged byte(s) at offset \(offset) with records after them; rooms start a new epoch")
+            }
+        }
+        var rewrite = recovery.lostRecords
+        if bytes.isEmpty {
+            let imported = importStateFiles()
+            if !imported.isEmpty {
+                for (name, saved) in imported { rooms[name] = saved }
+                recovery.recordCount = imported.count
+                rewrite = true
+                logger.notice("journal: imported \(imported.count) room(s) from .state files")
+            }
+        }
+        if let reason { logger.warning("journal: \(reason): every room starts a new epoch") }
+        if rewrite {
+            // Replace the file by a clean one now, so the same damage is not found again.
+            var fresh: [UInt8] = []
+            for saved in rooms.values { JournalCodec.append(.room(saved), to: &fresh) }
+            switch JournalFile.replace(journalPath, temp: "\(directory)/journal.rewrite", directory: directory, with: fresh) {
+            case .success(let newFD):
+                close(fd)
+                fd = newFD
+                size = fresh.count
+            case .failure(let e):
+                throw StateEngineError("cannot rewrite the journal: \(e)")
+            }
+            removeImportedStateFiles()
+        } else {
+            if recovery.validLength < bytes.count && ftruncate(fd, off_t(recovery.validLength)) != 0 {
+                throw StateEngineError(JournalFile.reason("\(journalPath): truncate"))
+            }
+            size = recovery.validLength
+        }
+        // The boot marker is on the device before anything is acknowledged, so a reboot
+        // after an unclean stop is always recognized.
+        let opened = JournalCodec.encode(.opened(bootID: bootID))
+        if let why = opened.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+            // A full disk must not keep the daemon from serving what it has: it starts, and
+            // refuses changes until a fresh journal (with this boot's marker) can be written.
+            _ = ftruncate(fd, off_t(size))
+            startupRefusal = why
+        } else {
+            size += opened.count
+        }
+        liveSize = size
+        if pipeline.mode == .batch {
+            let timer = UV.Timer(loop: loop)
+            timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.perform(self.pipeline.tick()) }
+            syncTimer = timer
+        }
+        logger.info("journal: \(recovery.recordCount) record(s), \(rooms.count) room(s), \(size) bytes; durability \(pipeline.mode)")
+        return LoadedState(rooms: rooms, newEpochReason: reason)
+    }
+
+    /// Rooms saved by versions before the journal (`<room>.state`), each with a new epoch.
+    private func importStateFiles() -> [String: SavedRoom] {
+        var result: [String: SavedRoom] = [:]
+        for name in stateFileNames() {
+            let room = String(name.dropLast(".state".count))
+            let fd = open("\(directory)/\(name)", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            guard case .success(let bytes) = JournalFile.readAll(fd), let old = PersistedRoomCodec.decode(bytes) else {
+                logger.warning("journal: \(directory)/\(name) is not a pagesync state file; room \(room) starts anew")
+                continue
+            }
+            result[room] = SavedRoom(room: room, page: old.page, version: old.version, by: old.by, doc: old.doc ?? "", epoch: .random())
+        }
+        return result
+    }
+
+    private func removeImportedStateFiles() {
+        for name in stateFileNames() { unlink("\(directory)/\(name)") }
+    }
+
+    private func stateFileNames() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".state") && !name.hasPrefix(".") && name.count > ".state".count { names.append(name) }
+        }
+        return names
+    }
+
+    public func started() {
+        if let why = startupRefusal {
+            startupRefusal = nil
+            perform(pipeline.refuse(reason: "cannot write the journal: \(why)"))
+        }
+    }
+
+    // MARK: - Groups
+
+    public func submit(group: UInt64, rooms: [SavedRoom]) {
+        if pipeline.refusal != nil {
+            // Only changes nobody asked for reach here while changes are refused (a re-indexed
+            // document; navigations get ERR 507 first). They are not written: the rewrite that
+            // ends the refusal holds the whole state, and a document change is found again at
+            // start anyway.
+            perform(pipeline.skipped(group: group))
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        for saved in rooms { JournalCodec.append(.room(saved), to: &scratch) }
+        let failure = scratch.withUnsafeBytes { JournalFile.writeAll(fd, $0) }
+        if let failure {
+            // Cut back to the last whole record so later groups can follow it.
+            let intact = ftruncate(fd, off_t(size)) == 0
+            reportOutage("cannot write the journal: \(failure)")
+            perform(pipeline.writeFailed(reason: failure, fileIntact: intact))
+            return
+        }
+        size += scratch.count
+        if outage != nil && pipeline.refusal == nil {
+            outage = nil
+            logger.notice("journal: writing again")
+        }
+        switch compaction {
+        case .snapshotting(var tail)?:
+            compaction = nil
+            tail += scratch
+            compaction = .snapshotting(tail: tail)
+        case .switching(let newFD, let newSize)?:
+            if let why = scratch.withUnsafeBytes({ JournalFile.writeAll(newFD, $0) }) {
+                abandonCompaction("cannot write the compacted journal: \(why)")
+            } else {
+                compaction = .switching(fd: newFD, size: newSize + scratch.count)
+            }
+        case nil:
+            break
+        }
+        perform(pipeline.didWrite(group: group))
+        if compaction == nil && !rewriting && pipeline.refusal == nil && size > max(Self.minimumCompactionSize, 4 * liveSize) {
+            startCompaction()
+        }
+    }
+
+    private func perform(_ actions: [CommitPipeline.Action]) {
+        for action in actions {
+            switch action {
+            case .sync(let serial, let upTo):
+                if diskBusy { deferredSync = (serial, upTo) } else { startSync(serial: serial) }
+            case .acknowledge(let upTo):
+                onEvent?(.settled(upTo: upTo))
+            case .fail(let after, let reason):
+                onEvent?(.failed(after: after, reason: reason))
+            case .rewrite:
+                reportOutage(pipeline.refusal ?? "journal failed")
+                startRewrite()
+            }
+        }
+    }
+
+    private func reportOutage(_ text: String) {
+        guard outage == nil else { return }
+        outage = text
+        logger.error("journal: \(text); changes get ERR 507 until the journal can be written again")
+    }
+
+    private func startSync(serial: Int) {
+        diskBusy = true
+        let fd = self.fd
+        loop.queueWork({ JournalFile.sync(fd) }) { [self] error in
+            diskBusy = false
+            perform(pipeline.syncFinished(serial: serial, error: error))
+            runDeferredDiskJob()
+        }
+    }
+
+    private func runDeferredDiskJob() {
+        guard !diskBusy else { return }
+        if case .switching? = compaction {
+            finishCompaction()
+        } else if let (serial, _) = deferredSync {
+            deferredSync = nil
+            startSync(serial: serial)
+        }
+    }
+
+    // MARK: - Rewrite after a failure
+
+    /// Writes the whole current state to a fresh journal; until that is synced and in place,
+    /// changes are refused. Retried with a growing delay (100 ms to 2 s).
+    private func startRewrite() {
+        guard !rewriting, let snapshot else { return }
+        if compaction != nil { abandonCompaction("a failure interrupted compaction") }
+        rewriting = true
+        let bytes = encodeSnapshot(snapshot())
+        let (path, temp, dir) = (journalPath, "\(directory)/journal.rewrite", directory)
+        loop.queueWork({ JournalFile.replace(path, temp: temp, directory: dir, with: bytes) }) { [self] result in
+            rewriting = false
+            switch result {
+            case .success(let newFD):
+                close(fd)
+                fd = newFD
+                size = bytes.count
+                liveSize = size
+                rewriteBackoffMs = 100
+                outage = nil
+                logger.notice("journal: rewritten with the whole state (\(size) bytes); accepting changes again")
+                perform(pipeline.rewriteFinished(error: nil))
+            case .failure(let error):
+                perform(pipeline.rewriteFinished(error: "\(error)"))
+                scheduleRewriteRetry()
+            }
+        }
+    }
+
+    private func scheduleRewriteRetry() {
+        let timer = retryTimer ?? UV.Timer(loop: loop)
+        retryTimer = timer
+        timer.start(afterMilliseconds: rewriteBackoffMs) { [unowned self] in self.startRewrite() }
+        rewriteBackoffMs = min(rewriteBackoffMs * 2, 2000)
+    }
+
+    // MARK: - Compaction
+
+    /// A whole journal: every room's state, then this boot's marker.
+    private func encodeSnapshot(_ rooms: [SavedRoom]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for saved in rooms { JournalCodec.append(.room(saved), to: &bytes) }
+        JournalCodec.append(.opened(bootID: bootID), to: &bytes)
+        return bytes
+    }
+
+    private func startCompaction() {
+        guard let snapshot, monotonicMs() >= compactionBackoffUntil else { return }
+        let bytes = encodeSnapshot(snapshot())
+        compaction = .snapshotting(tail: [])
+        let temp = "\(directory)/journal.compact"
+        let snapshotSize = bytes.count
+        loop.queueWork({ () -> Result<Int32, StateEngineError> in
+            let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return .failure(StateEngineError(JournalFile.reason(temp))) }
+            if let why = bytes.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+                close(fd)
+                unlink(temp)
+                return .failure(StateEngineError("\(temp): \(why)"))
+            }
+            return .success(fd)
+        }) { [self] result in
+            guard case .snapshotting(let tail)? = compaction else {
+                if case .success(let fd) = result { close(fd); unlink(temp) }
+                return
+            }
+            switch result {
+            case .failure(let error):
+                compaction = nil
+                compactionFailed("\(error)")
+            case .success(let newFD):
+                if let why = tail.withUnsafeBytes({ JournalFile.writeAll(newFD, $0) }) {
+                    close(newFD)
+                    unlink(temp)
+                    compaction = nil
+                    compactionFailed("\(temp): \(why)")
+                    return
+                }
+                liveSize = snapshotSize
+                compaction = .switching(fd: newFD, size: snapshotSize + tail.count)
+                runDeferredDiskJob()
+            }
+        }
+    }
+
+    /// Syncs the new file, renames it over the journal and syncs the directory, as the one
+    /// disk job in flight: a sync queued after it covers the new file.
+    private func finishCompaction() {
+        guard case .switching(let newFD, _)? = compaction else { return }
+        diskBusy = true
+        let (temp, path, dir) = ("\(directory)/journal.compact", journalPath, directory)
+        loop.queueWork({ () -> String? in
+            if let why = JournalFile.sync(newFD) { return "sync: \(why)" }
+            guard rename(temp, path) == 0 else { return JournalFile.reason("rename") }
+            return JournalFile.syncDirectory(dir).map { "directory sync: \($0)" }
+        }) { [self] error in
+            diskBusy = false
+            if let error {
+                abandonCompaction(error)
+            } else if case .switching(let newFD, let newSize)? = compaction {
+                close(fd)
+                fd = newFD
+                size = newSize
+                compaction = nil
+                logger.info("journal: compacted to \(newSize) bytes")
+            }
+            runDeferredDiskJob()
+        }
+    }
+
+    private func abandonCompaction(_ why: String) {
+        if case .switching(let newFD, _)? = compaction {
+            close(newFD)
+            unlink("\(directory)/journal.compact")
+        }
+        compaction = nil
+        compactionFailed(why)
+    }
+
+    private func compactionFailed(_ why: String) {
+        logger.warning("journal: compaction failed (\(why)); trying again in 10 s")
+        compactionBackoffUntil = monotonicMs() + 10_000
+    }
+
+    private func monotonicMs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec / 1_000_000)
+    }
+
+    // MARK: - Stop
+
+    public func closeCleanly() {
+        syncTimer?.close()
+        retryTimer?.close()
+        guard fd >= 0 else { return }
+        if pipeline.refusal == nil, compaction == nil {
+            let closed = JournalCodec.encode(.closed)
+            if let why = closed.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+                logger.error("journal: cannot record a clean stop: \(why)")
+            }
+        }
+        close(fd)
+        fd = -1
+    }
+}

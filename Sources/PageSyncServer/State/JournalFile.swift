@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Plain POSIX file operations of the journal, each failing with a one-line reason.
+enum JournalFile {
+    static func reason(_ what: String, _ code: Int32 = errno) -> String {
+        "\(what): \(String(cString: strerror(code)))"
+    }
+
+    /// Creates `path` and its parents (mode 0700), like `mkdir -p`.
+    static func makeDirectory(_ path: String) throws(StateEngineError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw StateEngineError("\(path): not a directory") }
+            return
+        }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw StateEngineError(reason(prefix)) }
+            prefix += "/"
+        }
+    }
+
+    /// The whole content of the file at `fd`, from offset 0 (also for /proc files, whose
+    /// size reads as 0).
+    static func readAll(_ fd: Int32) -> Result<[UInt8], StateEngineError> {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failure(StateEngineError(reason("fstat"))) }
+        var bytes = [UInt8](repeating: 0, count: max(Int(st.st_size), 4096))
+        var done = 0
+        while true {
+            if done == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return .failure(StateEngineError(reason("read"))) }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeSubrange(done...)
+        return .success(bytes)
+    }
+
+    /// Writes all of `bytes` to `fd` (opened with O_APPEND); nil on success, else why not.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> String? {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return String(cString: strerror(errno))
+            }
+            done += n
+        }
+        return nil
+    }
+
+    /// `fdatasync`, retried on EINTR; nil on success, else why not.
+    static func sync(_ fd: Int32) -> String? {
+        while fdatasync(fd) != 0 {
+            if errno == EINTR { continue }
+            return String(cString: strerror(errno))
+        }
+        return nil
+    }
+
+    /// Syncs a directory, so a rename in it is on the device.
+    static func syncDirectory(_ path: String) -> String? {
+        let dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dfd >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(dfd) }
+        return fsync(dfd) == 0 ? nil : String(cString: strerror(errno))
+    }
+
+    /// Writes `bytes` to a new file `temp` and syncs it, renames it to `final` and syncs the
+    /// directory. Returns the new file's descriptor (O_APPEND, positioned at its end).
+    /// On failure `temp` is removed. Blocking: thread pool or before the loop runs.
+    static func replace(_ final: String, temp: String, directory: String, with bytes: [UInt8]) -> Result<Int32, StateEngineError> {
+        let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return .failure(StateEngineError(reason(temp))) }
+        func fail(_ why: String) -> Result<Int32, StateEngineError> {
+            close(fd)
+            unlink(temp)
+            return .failure(StateEngineError(why))
+        }
+        if let why = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { return fail("\(temp): \(why)") }
+        if let why = sync(fd) { return fail("\(temp): sync: \(why)") }
+        guard rename(temp, final) == 0 else { return fail(reason("\(final): rename")) }
+        if let why = syncDirectory(directory) {
+            close(fd)
+            return .failure(StateEngineError("\(directory): sync: \(why)"))
+        }
+        return .success(fd)
+    }
+
+    /// The current boot's id: `$PAGESYNCD_BOOT_ID_PATH` or `/proc/sys/kernel/random/boot_id`.
+    static func bootID() -> String? {
+        let path = getenv("PAGESYNCD_BOOT_ID_PATH").map { String(cString: $0) } ?? "/proc/sys/kernel/random/boot_id"
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard case .success(let bytes) = readAll(fd) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        return text.isEmpty ? nil : text
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The journal as a user of a durable server would try it: kill -9, a full disk, damaged files,
+/// reboots, disk use and the upgrade from `.state` files. Real daemons, real files.
+@Suite("Durability", .timeLimit(.minutes(3)))
+struct DurabilityTests {
+    @Test("kill -9 ×30 during a stream of changes: no acknowledged change lost, no version regression, one epoch")
+    func killNineDuringChanges() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("talk.txt", Documents.formFeed(pages: 50))
+            var acknowledged: ServerLine?  // the newest state any client was told of
+            var epoch: String?
+            var highest: UInt64 = 0
+            for round in 0..<30 {
+                let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: ["--wrap"])
+                let (client, hello) = try await daemon.join(label: "round-\(round)")
+                let version = try #require(hello.version)
+                if let acked = acknowledged, let ackedVersion = acked.version {
+                    #expect(version >= ackedVersion, "round \(round): acknowledged v\(ackedVersion), restarted at v\(version)")
+                    if version == ackedVersion { #expect(hello.page == acked.page, "round \(round): \(hello) after \(acked)") }
+                }
+                #expect(version >= highest, "round \(round): versions never go back")
+                if let epoch { #expect(hello["epoch"] == epoch, "round \(round): a crash on the same boot keeps the epoch") }
+                epoch = hello["epoch"]
+                acknowledged = hello
+                highest = version
+                let killer = Task {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 5...60)))
+                    daemon.kill9()
+                }
+                while true {
+                    guard let reply = try? await client.command("NEXT") else { break }
+                    #expect(reply.header.kind == "OK", "\(reply.header)")
+                    if reply.header.kind == "OK" {
+                        acknowledged = reply.header
+                        highest = max(highest, reply.header.version ?? 0)
+                    }
+                }
+                try await killer.value
+                #expect(try await daemon.waitForExit(timeout: .seconds(5)) == .signaled(SIGKILL))
+            }
+            #expect(highest > 30, "changes were made between the kills: \(highest)")
+        }
+    }
+
+    @Test("a torn last record is dropped with a warning; the daemon starts with the version before it and the same epoch")
+    func tornTail() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, hello) = try await first.join()
+            for _ in 0..<3 { try await client.ok("NEXT") }
+            first.kill9()
+            _ = try await first.waitForExit(timeout: .seconds(5))
+            // 37 stray bytes once made the daemon start at version 1,795,417,845,944.
+            try append(Array(repeating: 0x41, count: 37), to: workspace.stateDir.appendingPathComponent("journal"))
+
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again.version == 3 && again.page == 4, "\(again)")
+            #expect(again["epoch"] == hello["epoch"])
+            #expect(second.stderr.contains("torn last record"), "\(second.stderr)")
+        }
+    }
+
+    @Test("a corrupt record in the middle of the journal: later records still count, and the rooms start a new epoch")
+    func corruptMiddle() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, hello) = try await first.join()
+            for _ in 0..<5 { try await client.ok("NEXT") }
+            first.kill9()
+            _ = try await first.waitForExit(timeout: .seconds(5))
+            let journal = workspace.stateDir.appendingPathComponent("journal")
+            var bytes = try Array(Data(contentsOf: journal))
+            bytes[bytes.count / 3] ^= 0x20
+            try Data(bytes).write(to: journal)
+
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again["epoch"] != nil && again["epoch"] != hello["epoch"], "new epoch: \(again)")
+            #expect(again.version == 5 && again.page == 6, "the last record survived: \(again)")
+            #expect(second.stderr.contains("new epoch"), "\(second.stderr)")
+            // The damage is repaired at start: a third start finds nothing wrong and keeps the epoch.
+            second.send(signal: SIGTERM)
+            _ = try await second.waitForExit(timeout: .seconds(10))
+            let third = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, last) = try await third.join()
+            #expect(last["epoch"] == again["epoch"] && last.version == 5)
+        }
+    }
+
+    @Test("a removed state directory: rooms start over in a new epoch")
+    func removedStateDirectory() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, hello) = try await first.join()
+            try await client.ok("GOTO 4")
+            first.send(signal: SIGTERM)
+            _ = try await first.waitForExit(timeout: .seconds(10))
+            try FileManager.default.removeItem(at: workspace.stateDir)
+
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again.version == 0 && again.page == 1)
+            #expect(again["epoch"] != hello["epoch"], "a client holding v1 must not ignore the new v0..v1")
+        }
+    }
+
+    @Test("the boot id decides: an unclean stop then a reboot gives a new epoch; a crash without reboot or a clean stop keeps it")
+    func rebootAfterUncleanStop() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let bootFile = workspace.url("boot_id")
+            let boot = ["PAGESYNCD_BOOT_ID_PATH": bootFile.path]
+            func start(_ id: String) async throws -> (Daemon, LineClient, ServerLine) {
+                try workspace.write("boot_id", id + "\n")
+                let daemon = try await workspace.startDaemon(documents: ["notes.txt"], environment: boot)
+                let (client, hello) = try await daemon.join()
+                return (daemon, client, hello)
+            }
+            let (d1, c1, h1) = try await start("boot-a")
+            try await c1.ok("NEXT")
+            d1.kill9()
+            _ = try await d1.waitForExit(timeout: .seconds(5))
+
+            let (d2, c2, h2) = try await start("boot-a")
+            #expect(h2["epoch"] == h1["epoch"] && h2.version == 1, "a crash on the same boot keeps the epoch")
+            try await c2.ok("NEXT")
+            d2.kill9()
+            _ = try await d2.waitForExit(timeout: .seconds(5))
+
+            let (d3, c3, h3) = try await start("boot-b")
+            #expect(h3["epoch"] != h2["epoch"], "unclean stop, then a reboot: new epoch")
+            #expect(h3.version == 2 && h3.page == 3, "the state read back is still served: \(h3)")
+            #expect(d3.stderr.contains("rebooted"), "\(d3.stderr)")
+            try await c3.ok("NEXT")
+            d3.send(signal: SIGTERM)
+            #expect(try await d3.waitForExit(timeout: .seconds(10)) == .exited(0))
+
+            let (_, _, h4) = try await start("boot-c")
+            #expect(h4["epoch"] == h3["epoch"] && h4.version == 3, "a clean stop keeps the epoch across a reboot")
+        }
+    }
+
+    @Test("upgrade: <room>.state files of older versions are imported once")
+    func upgradeFromStateFiles() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            try workspace.write("state/notes.state", "pagesync-state 1\npage=3\nversion=17\nby=ann\ndoc=0123456789ab\n")
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, hello) = try await first.join()
+            // The saved doc id is not this file's: that is a change, so the version moves on by one.
+            #expect(hello.page == 3 && hello.version == 18 && hello["by"] == "ann", "\(hello)")
+            #expect(!FileManager.default.fileExists(atPath: workspace.stateDir.appendingPathComponent("notes.state").path))
+            #expect(first.stderr.contains("imported 1 room(s)"), "\(first.stderr)")
+            first.send(signal: SIGTERM)
+            _ = try await first.waitForExit(timeout: .seconds(10))
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again.version == 18 && again["epoch"] == hello["epoch"])
+        }
+    }
+
+    @Test("1,000,000 changes leave the state directory under 2 MiB, and every one is there after a restart")
+    func compactionBoundsDiskUse() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let daemon = try await workspace.startDaemon(documents: ["notes.txt"], arguments: ["--wrap"])
+            let changes = 1_000_000
+            let script = "yes next | head -n \(changes) | nc -N 127.0.0.1 \(daemon.port) > /dev/null"
+            let result = try await runProcess("/bin/sh", ["-c", script], timeout: .seconds(150))
+            #expect(result.status == 0, "\(result.output)")
+            let (client, _) = try await daemon.join()
+            let status = try await client.ok("STATUS")
+            #expect(status.version == UInt64(changes), "\(status)")
+            var used = 0
+            for name in try FileManager.default.contentsOfDirectory(atPath: workspace.stateDir.path) {
+                let attributes = try FileManager.default.attributesOfItem(atPath: workspace.stateDir.appendingPathComponent(name).path)
+                used += (attributes[.size] as? Int) ?? 0
+            }
+            #expect(used < 2 << 20, "state dir holds \(used) bytes")
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let again = try await workspace.startDaemon(documents: ["notes.txt"], arguments: ["--wrap"])
+            let (_, hello) = try await again.join()
+            #expect(hello.version == UInt64(changes) && hello.page == status.page)
+        }
+    }
+}
+
+extension DurabilityTests {
+    @Test("20 rooms changed one at a time: the journal is compacted in the background while changes go on, and nothing is lost")
+    func compactionWhileChanging() async throws {
+        try await withWorkspace { workspace in
+            let names = (0..<20).map { "room\($0).txt" }
+            for name in names { try workspace.write(name, Documents.formFeed(pages: 4)) }
+            let daemon = try await workspace.startDaemon(documents: names, arguments: ["--wrap"])
+            let perRoom = 1_500  // 30,000 records of ~55 bytes: past 1 MiB
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (i, name) in names.enumerated() {
+                    group.addTask {
+                        let (client, _) = try await daemon.join(label: "c\(i)")
+                        try await client.ok("JOIN \(name.dropLast(4))")
+                        for _ in 0..<perRoom { try await client.ok("NEXT") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(daemon.stderr.contains("journal: compacted"), "\(daemon.stderr)")
+            let journal = workspace.stateDir.appendingPathComponent("journal")
+            let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as? Int ?? 0
+            #expect(size < 2 << 20, "journal \(size) bytes")
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let again = try await workspace.startDaemon(documents: names, arguments: ["--wrap"])
+            let (client, _) = try await again.join()
+            let rooms = try await client.command("ROOMS")
+            #expect(rooms.lines.count == 20)
+            for line in rooms.lines.map(ServerLine.init) {
+                #expect(line.version == UInt64(perRoom), "\(line)")
+            }
+        }
+    }
+}
+
+/// Appends `bytes` to the file at `url`.
+func append(_ bytes: [UInt8], to url: URL) throws {
+    let handle = try FileHandle(forWritingTo: url)
+    defer { try? handle.close() }
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data(bytes))
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small tmpfs for the state directory, to fill up. Mounting needs root (CI runs as root).
+enum SmallDisk {
+    /// Whether this process may mount a tmpfs (tried once, on a scratch directory).
+    static let canMount: Bool = {
+        guard geteuid() == 0 else { return false }
+        let dir = "/tmp/pagesync-mount-probe-\(getpid())"
+        mkdir(dir, 0o700)
+        defer { rmdir(dir) }
+        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]) == 0 else { return false }
+        _ = run("/bin/umount", [dir])
+        return true
+    }()
+
+    @discardableResult
+    static func run(_ path: String, _ arguments: [String]) -> Int32 {
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, path, nil, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        return status
+    }
+
+    /// Writes to `path` until the file system is full.
+    static func fill(_ path: String) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let chunk = [UInt8](repeating: 0x46, count: 4096)
+        while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        let byte: [UInt8] = [0]
+        while byte.withUnsafeBytes({ write(fd, $0.baseAddress, 1) }) > 0 {}
+    }
+}
+
+@Suite("Full disk", .timeLimit(.minutes(2)))
+struct FullDiskTests {
+    @Test("the state dir on a full tmpfs: every reply is OK or ERR 507, followers never pass the last OK, kill -9 keeps every OK, and freed space works without a restart",
+          .enabled(if: SmallDisk.canMount, "skipped: mounting a 256 KiB tmpfs needs root"),
+          arguments: ["batch", "always"])
+    func fullDisk(durability: String) async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("talk.txt", Documents.formFeed(pages: 9))
+            let mount = workspace.url("small")
+            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+            try #require(SmallDisk.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.path]) == 0)
+            defer { SmallDisk.run("/bin/umount", ["-l", mount.path]) }
+            let state = mount.appendingPathComponent("state").path
+            let arguments = ["--wrap", "--durability", durability, "--state-dir", state]
+
+            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+            let (turner, hello) = try await daemon.join(label: "turner")
+            let (follower, _) = try await daemon.join(label: "follower")
+            var lastOK = try #require(hello.version)
+            var lastOKPage = hello.page
+            SmallDisk.fill(mount.appendingPathComponent("filler").path)
+
+            var refused = 0
+            for _ in 0..<300 {
+                let reply = try await turner.command("NEXT")
+                if reply.header.kind == "OK" {
+                    lastOK = try #require(reply.header.version)
+                    lastOKPage = reply.header.page
+                } else {
+                    #expect(reply.header.code == 507, "\(reply.header)")
+                    #expect(reply.header.raw.contains("state not saved: No space left on device"), "\(reply.header)")
+                    refused += 1
+                }
+            }
+            #expect(refused > 0, "the disk filled up")
+            let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
+            #expect(seen.allSatisfy { ($0.version ?? .max) <= lastOK }, "a follower saw a change that was not saved: \(seen.last.map(\.raw) ?? "")")
+            #expect(seen.last?.version == lastOK, "followers have the last saved state")
+            let status = try await turner.ok("STATUS")
+            #expect(status.version == lastOK && status.page == lastOKPage, "reads work and report the saved state: \(status)")
+            #expect(try await turner.command("TEXT").header.kind == "OK")
+            let failures = daemon.stderr.components(separatedBy: "No space left on device").count - 1
+            #expect(failures >= 1 && failures <= 3, "the cause is logged once, not per change (\(failures) lines)")
+
+            // kill -9 while still full, then a restart (still full): every OK is there.
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+            let (client, again) = try await second.join()
+            #expect(again.version == lastOK && again.page == lastOKPage, "acknowledged v\(lastOK), restarted with \(again)")
+
+            // Space returns: changes work again without a restart (the first may still be refused
+            // while the journal is being rewritten in the background).
+            unlink(mount.appendingPathComponent("filler").path)
+            var recovered: ServerLine?
+            for _ in 0..<50 {
+                let reply = try await client.command("NEXT")
+                if reply.header.kind == "OK" { recovered = reply.header; break }
+                #expect(reply.header.code == 507, "\(reply.header)")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let ok = try #require(recovered, "no change succeeded within 5 s of freeing space")
+            #expect(ok.version == lastOK + 1, "versions go on from the last saved one: \(ok)")
+            second.kill9()
+            _ = try await second.waitForExit(timeout: .seconds(5))
+            let third = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+            let (_, last) = try await third.join()
+            #expect(last.version == ok.version && last["epoch"] == hello["epoch"], "\(last)")
+        }
+    }
+}

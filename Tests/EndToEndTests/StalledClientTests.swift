@@ -1,0 +1,131 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Followers that stop reading, or read very slowly, cost bounded memory, get the newest state
+/// when they read again, and never slow the followers that keep up.
+@Suite("Stalled followers", .timeLimit(.minutes(3)))
+struct StalledClientTests {
+    /// Makes `count` changes, pipelined in batches, reading each OK and PAGE; returns the last version.
+    static func drive(_ driver: LineClient, changes count: Int, from start: UInt64, batch: Int = 500) async throws -> UInt64 {
+        var version = start
+        var left = count
+        while left > 0 {
+            let n = min(batch, left)
+            try await driver.send(lines: Array(repeating: "NEXT", count: n))
+            for _ in 0..<n {
+                version += 1
+                let ok = try await driver.readServerLine()
+                guard ok.kind == "OK", ok.version == version else { throw HarnessError("expected OK v\(version), got \(ok)") }
+                let event = try await driver.readServerLine()
+                guard event.kind == "PAGE", event.version == version else { throw HarnessError("expected PAGE v\(version), got \(event)") }
+            }
+            left -= n
+        }
+        return version
+    }
+
+    /// Reads until the PAGE with `version` arrives; returns the lines read and how long it took.
+    static func catchUp(_ client: LineClient, to version: UInt64) async throws -> (lines: Int, elapsed: Duration) {
+        let start = ContinuousClock.now
+        var lines = 0
+        while true {
+            let line = ServerLine(try await client.readLine())
+            lines += 1
+            if line.kind == "PAGE", line.version == version { return (lines, ContinuousClock.now - start) }
+            if let v = line.version, v > version { throw HarnessError("read past v\(version): \(line)") }
+        }
+    }
+
+    @Test("20 stalled followers while 100,000 changes happen: RSS grows < 32 MiB, each gets the final state at once when it reads")
+    func twentyStalledFollowers() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 7)], arguments: ["--wrap"]) { daemon, _ in
+            var stalled: [LineClient] = []
+            for i in 0..<20 {
+                let (client, _) = try await daemon.join(label: "stalled-\(i)", receiveBufferSize: 4096)
+                stalled.append(client)
+            }
+            let (driver, hello) = try await daemon.join(label: "driver")
+            let baseline = try daemon.rssKiB()
+            let last = try await Self.drive(driver, changes: 100_000, from: hello.version ?? 0)
+            let grown = try daemon.rssKiB() - baseline
+            #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB")
+            var times: [Duration] = []
+            for client in stalled {
+                let (lines, elapsed) = try await Self.catchUp(client, to: last)
+                #expect(lines < 5_000, "\(client.label) read \(lines) lines to reach the newest state: stale pages were queued")
+                times.append(elapsed)
+            }
+            times.sort()
+            let median = times[times.count / 2]
+            // The final state is already in the socket (or next in line): reading it is immediate.
+            #expect(median < .milliseconds(100), "median catch-up \(median), slowest \(times.last!)")
+            #expect(times.last! < .seconds(2), "slowest catch-up \(times.last!)")
+        }
+    }
+
+    @Test("a follower that reads one byte a second stays connected, costs nothing, and ends with the newest state")
+    func oneByteASecond() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 5)], arguments: ["--wrap"]) { daemon, _ in
+            let slowFD = try await daemon.connect(label: "trickle", receiveBufferSize: 4096)
+            let (driver, hello) = try await daemon.join(label: "driver")
+            let (bystander, _) = try await daemon.join(label: "bystander")
+            var version = hello.version ?? 0
+            let baseline = try daemon.rssKiB()
+            for second in 0..<3 {
+                version = try await Self.drive(driver, changes: 2_000, from: version)
+                #expect(try await slowFD.trickle(1) == 1, "second \(second): one byte")
+                #expect(try await bystander.command("PING \(second)").header.raw == "OK PONG \(second)")
+                try await Task.sleep(for: .seconds(1))
+            }
+            #expect(try daemon.rssKiB() - baseline < 16 * 1024)
+            // It is still connected and, reading at full speed now, reaches the newest state.
+            let (lines, _) = try await Self.catchUp(slowFD, to: version)
+            #expect(lines < 2_000, "\(lines) lines for 6,000 changes")
+            #expect(try await slowFD.command("PING alive").header.raw == "OK PONG alive")
+        }
+    }
+
+    @Test("1,000 stalled followers in the room do not slow a follower that keeps up")
+    func fastFollowerBesideAThousandStalled() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 9)], arguments: ["--wrap"]) { daemon, _ in
+            let (driver, hello) = try await daemon.join(label: "driver")
+            let (fast, _) = try await daemon.join(label: "fast")
+            var version = hello.version ?? 0
+
+            /// Change→event latency at the fast follower, closed loop, in microseconds.
+            func measure(_ rounds: Int) async throws -> [Int] {
+                var samples: [Int] = []
+                for _ in 0..<rounds {
+                    let start = ContinuousClock.now
+                    try await driver.send("NEXT")
+                    version += 1
+                    while true {
+                        let line = try await fast.readServerLine()
+                        if line.kind == "PAGE", line.version == version { break }
+                    }
+                    let elapsed = ContinuousClock.now - start
+                    samples.append(Int(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
+                    _ = try await driver.readServerLine()  // OK
+                    _ = try await driver.readServerLine()  // PAGE
+                }
+                return samples.sorted()
+            }
+            let alone = try await measure(100)
+            var stalled: [LineClient] = []
+            for i in 0..<1_000 { stalled.append(try await daemon.connect(label: "stalled-\(i)", receiveBufferSize: 4096)) }
+            // Fill the stalled followers' buffers first, then measure.
+            version = try await Self.drive(driver, changes: 2_000, from: version)
+            _ = try await Self.catchUp(fast, to: version)
+            let crowded = try await measure(100)
+            let p99Alone = alone[alone.count * 99 / 100], p99Crowded = crowded[crowded.count * 99 / 100]
+            let p50Alone = alone[alone.count / 2], p50Crowded = crowded[crowded.count / 2]
+            // A guard against stalls, not a benchmark: writing to 1,000 backed-up sockets is skipped,
+            // so the fast follower's latency stays in the same range.
+            #expect(p50Crowded < p50Alone * 10 + 2_000, "p50 \(p50Alone) µs alone, \(p50Crowded) µs beside 1,000 stalled")
+            #expect(p99Crowded < p99Alone * 10 + 20_000, "p99 \(p99Alone) µs alone, \(p99Crowded) µs beside 1,000 stalled")
+            #expect(daemon.isRunning && stalled.count == 1_000)
+        }
+    }
+}

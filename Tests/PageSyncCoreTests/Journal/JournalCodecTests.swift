@@ -1,0 +1,74 @@
+import Testing
+@testable import PageSyncCore
+
+private func saved(_ room: String = "notes", page: Int = 3, version: UInt64 = 17, by: String? = "ann", doc: String = "5f1c3a2b", epoch: UInt64 = 0xABCD) -> SavedRoom {
+    SavedRoom(room: room, page: PageNumber(page)!, version: version, by: by, doc: doc, epoch: Epoch(epoch))
+}
+
+private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
+    bytes.withUnsafeBytes { JournalCodec.frame(in: $0, at: offset) }
+}
+
+@Suite struct JournalCodecTests {
+    @Test(arguments: [
+        JournalRecord.room(saved()),
+        .room(saved(by: nil, doc: "")),
+        .room(saved("x", page: 1, version: 0, epoch: 1)),
+        .room(saved("ü-room", page: Int(UInt32.max), version: UInt64.max, by: "名前", epoch: UInt64.max)),
+        .opened(bootID: "0b1c4a8e-3f1e-4b7a-9c55-2a7d7f6f0e11"),
+        .opened(bootID: ""),
+        .closed,
+    ])
+    func everyRecordRoundTrips(record: JournalRecord) {
+        let bytes = JournalCodec.encode(record)
+        #expect(frame(bytes) == .record(record, next: bytes.count))
+    }
+
+    @Test func framesFollowEachOther() {
+        var bytes: [UInt8] = []
+        JournalCodec.append(.opened(bootID: "b"), to: &bytes)
+        let second = bytes.count
+        JournalCodec.append(.room(saved()), to: &bytes)
+        #expect(frame(bytes, at: second) == .record(.room(saved()), next: bytes.count))
+    }
+
+    @Test func everyCutShortFrameIsIncomplete() {
+        let bytes = JournalCodec.encode(.room(saved()))
+        for length in 0..<bytes.count {
+            #expect(frame(Array(bytes[..<length])) == .incomplete, "cut at \(length)")
+        }
+    }
+
+    @Test func everyFlippedBitIsCaught() {
+        let bytes = JournalCodec.encode(.room(saved()))
+        for i in 0..<bytes.count {
+            for bit in 0..<8 {
+                var damaged = bytes
+                damaged[i] ^= 1 << bit
+                let result = frame(damaged)
+                // A flipped length bit may also look like a longer, incomplete frame.
+                #expect(result == .damaged || (i < 4 && result == .incomplete), "byte \(i) bit \(bit): \(result)")
+            }
+        }
+    }
+
+    @Test func badPayloadsWithGoodChecksumsAreDamage() {
+        // A frame whose checksum matches but whose payload is not a record.
+        func framed(_ payload: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            withUnsafeBytes(of: UInt32(payload.count).littleEndian) { out.append(contentsOf: $0) }
+            let crc = CRC32C.checksum(payload, continuing: CRC32C.checksum(out))
+            withUnsafeBytes(of: crc.littleEndian) { out.append(contentsOf: $0) }
+            return out + payload
+        }
+        #expect(frame(framed([UInt8(ascii: "Z")])) == .damaged, "unknown kind")
+        #expect(frame(framed([UInt8(ascii: "C"), 0])) == .damaged, "trailing byte")
+        #expect(frame(framed([UInt8(ascii: "O"), 5, 0, 0x61])) == .damaged, "string longer than the payload")
+        #expect(frame(framed([UInt8(ascii: "O"), 1, 0, 0xFF])) == .damaged, "invalid UTF-8")
+        var room = [UInt8(ascii: "R")] + [UInt8](repeating: 0, count: 16) + [0, 0, 0, 0]  // page 0
+        room += [1, 0, 0x61, 0, 0, 0, 0]
+        #expect(frame(framed(room)) == .damaged, "page 0")
+        #expect(frame([0, 0, 0, 0, 0, 0, 0, 0]) == .damaged, "empty payload")
+        #expect(frame([0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0]) == .damaged, "absurd length")
+    }
+}
