@@ -15,6 +15,7 @@ let package = Package(
         // Foundation. (YAML is too: Yams uses Foundation, which links ICU's data statically, about
         // 45 of the 62 MB of a stripped pagesyncd; Package.resolved pins every version.)
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
@@ -32,6 +33,7 @@ let package = Package(
             "PageSyncCore", "UV",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Configuration", package: "swift-configuration"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
 
         // The pager's imperative shell: TTY, TCP, timers and signals around PagerModel.

@@ -1,6 +1,7 @@
 /// The numeric code of an `ERR` reply, as listed in PROTOCOL.md.
 public enum ErrorCode: Int, Sendable {
-    /// 400: malformed input (empty line, unknown verb, bad arguments, bad number, NUL, invalid UTF-8, HTTP).
+    /// 400: malformed input (empty line, unknown verb, bad arguments, bad number, NUL, a control
+    /// character, invalid UTF-8, HTTP, TLS).
     case malformed = 400
     /// 403: not allowed (navigation without control in a presenter room, wrong token).
     case forbidden = 403
@@ -12,6 +13,8 @@ public enum ErrorCode: Int, Sendable {
     case tooLong = 413
     /// 416: past the end of a room that stops at its ends.
     case pastEnd = 416
+    /// 429: too many wrong `AUTH` tokens from this address or connection; retry later.
+    case tooManyAttempts = 429
     /// 500: the server could not do it (for example, saving state failed).
     case internalError = 500
     /// 503: the server is full.
@@ -27,7 +30,7 @@ public struct ProtocolError: Error, Equatable, Sendable {
     public var code: ErrorCode
     /// The text for people; one line, never containing LF.
     public var message: String
-    /// True only for input that looks like HTTP; the server then closes the connection.
+    /// True only for input that looks like HTTP or TLS; the server then closes the connection.
     public var closesConnection: Bool
 
     /// Creates an error. `closesConnection` defaults to false.
@@ -107,13 +110,13 @@ public enum CommandParser {
     /// error; HTTP-looking input additionally has `closesConnection` set.
     public static func parse(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
         let bytes = Array(line)
+        if bytes.first == CrossProtocolGuard.tlsHandshakeByte { return .failure(CrossProtocolGuard.tlsError) }
         if bytes.contains(0) { return .failure(.malformed("NUL byte in line")) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return .failure(.malformed("line is not valid UTF-8"))
         }
-        if let control = bytes.first(where: { $0 < 0x20 && $0 != 0x09 }) {
-            let hex = String(control, radix: 16, uppercase: true)
-            return .failure(.malformed("control character 0x\(hex.count < 2 ? "0" + hex : hex) in line"))
+        if let control = text.unicodeScalars.first(where: { ControlCharacters.isControl($0) && $0 != "\t" }) {
+            return .failure(.malformed("control character \(ControlCharacters.describe(control)) in line"))
         }
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard let verbWord = words.first else { return .failure(.malformed("empty line")) }

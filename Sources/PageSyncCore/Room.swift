@@ -58,6 +58,9 @@ public enum NavigationError: Error, Equatable, Sendable {
     case pastEnd(Edge)
     /// `GOTO` a page beyond the document's page count (404).
     case noSuchPage(PageNumber)
+    /// The version is already `UInt64.max`: a change would have to reuse it, so the room
+    /// refuses every further change (500).
+    case versionExhausted
 }
 
 /// What a successful navigation did.
@@ -91,12 +94,14 @@ public struct Room: Sendable {
     /// Applies a navigation on behalf of the client named `by`.
     ///
     /// Check order: forbidden (`policy.requiresToken && !hasControl`), then the `IF`
-    /// condition (conflict), then the target page (pastEnd / noSuchPage).
+    /// condition (conflict), then the target page (pastEnd / noSuchPage), then, for a
+    /// change, the version (versionExhausted at `UInt64.max`).
     /// `.moved`: the page changed, `version` grew by one and `by` is set.
     /// `.unchanged`: the target is the current page; nothing changed.
     /// On failure nothing changed.
     ///
-    /// The version saturates at `UInt64.max` rather than wrapping (it never goes back).
+    /// A version is never reused: at `UInt64.max` a change is refused with
+    /// `versionExhausted` (staying on the current page is still `.unchanged`).
     public mutating func navigate(_ nav: Navigation, ifVersion: UInt64?, by: String, hasControl: Bool) -> Result<NavigationOutcome, NavigationError> {
         if policy.requiresToken && !hasControl { return .failure(.forbidden) }
         if let expected = ifVersion, expected != state.version {
@@ -125,6 +130,7 @@ public struct Room: Sendable {
             target = page
         }
         guard target != current else { return .success(.unchanged) }
+        guard canChange else { return .failure(.versionExhausted) }
         state.page = target
         bumpVersion()
         state.by = by
@@ -134,11 +140,13 @@ public struct Room: Sendable {
     /// The document was re-indexed: it now has `pageCount` pages (below 1 becomes 1) and
     /// content id `doc`. The page is clamped to the new count.
     /// Returns true, and bumps the version, iff the page count, the page or the doc changed.
-    /// `by` is left as it was.
+    /// `by` is left as it was. When the version is already `UInt64.max` (``canChange`` is
+    /// false) nothing changes and it returns false: the version is never reused.
     public mutating func documentChanged(pageCount: Int, doc: String) -> Bool {
         let count = max(1, pageCount)
         let page = PageNumber(clamping: state.page.number, pageCount: count)
         guard count != state.pageCount || page != state.page || doc != state.doc else { return false }
+        guard canChange else { return false }
         state.pageCount = count
         state.page = page
         state.doc = doc
@@ -155,7 +163,12 @@ public struct Room: Sendable {
         state.page = PageNumber(clamping: saved.page.number, pageCount: count)
     }
 
+    /// False once the version is `UInt64.max`: no further change can get a new version.
+    public var canChange: Bool { state.version < UInt64.max }
+
+    /// Callers check ``canChange`` first.
     private mutating func bumpVersion() {
-        if state.version < UInt64.max { state.version += 1 }
+        precondition(canChange, "version exhausted")
+        state.version += 1
     }
 }

@@ -47,7 +47,8 @@ public enum Wire {
         line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)")
     }
 
-    /// `ERR <code> <message>`. CR and LF in the message become spaces, so this is always one line.
+    /// `ERR <code> <message>`. Control characters in the message (CR and LF among them)
+    /// become spaces, so this is always one line and never drives a terminal.
     public static func error(_ e: ProtocolError) -> [UInt8] {
         line("ERR \(e.code.rawValue) \(e.message)")
     }
@@ -55,8 +56,8 @@ public enum Wire {
     /// The `ERR` line for a refused navigation, with PROTOCOL.md's messages:
     /// 403 `this room needs a control token; send AUTH <token>`,
     /// 404 `no page 9: this document has 6 pages`,
-    /// 409 `version is 8, not 7` and 416 `already on the last page` / `already on the first page`,
-    /// both followed by `page= pages= version= by= doc=`.
+    /// 409 `version is 8, not 7`, 416 `already on the last page` / `already on the first page`
+    /// and 500 ``versionExhaustedMessage``, each followed by `page= pages= version= by= doc=`.
     public static func error(_ e: NavigationError, room: RoomSnapshot) -> [UInt8] {
         switch e {
         case .forbidden:
@@ -69,8 +70,14 @@ public enum Wire {
         case .pastEnd(let edge):
             let which = edge == .first ? "first" : "last"
             return line("ERR 416 already on the \(which) page \(stateFields(room.state))")
+        case .versionExhausted:
+            return line("ERR 500 \(versionExhaustedMessage) \(stateFields(room.state))")
         }
     }
+
+    /// The text of the 500 error for a change refused at the largest version.
+    public static let versionExhaustedMessage =
+        "version limit reached: this room cannot change any more without reusing a version; reset the state directory (a new epoch)"
 
     /// `OK <text>`, or `OK` when `text` is empty.
     public static func ok(_ text: String) -> [UInt8] {
@@ -78,12 +85,13 @@ public enum Wire {
     }
 
     /// `"<header>\n"`, then every line dot-stuffed (a line starting with `.` gets one more
-    /// `.` in front), then `".\n"`. A line holding LFs is sent as several lines.
+    /// `.` in front), then `".\n"`. A line holding LFs is sent as several lines; any
+    /// other control character becomes a space.
     public static func multiline(header: String, lines: some Sequence<Substring>) -> [UInt8] {
         var out = line(header)
         for l in lines {
             for part in l.split(separator: "\n", omittingEmptySubsequences: false) {
-                appendStuffed(part.utf8, to: &out)
+                appendStuffed(ControlCharacters.replacingControls(String(part)).utf8, to: &out)
             }
         }
         out.append(contentsOf: ".\n".utf8)
@@ -140,11 +148,13 @@ public enum Wire {
         "room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) name=\(name)"
     }
 
-    /// The text's UTF-8 with CR/LF replaced by spaces, plus LF.
+    /// The text's UTF-8 with every control character (C0 including CR and LF, DEL, C1)
+    /// replaced by a space, plus LF: a reply line never carries a control character.
     static func line(_ text: String) -> [UInt8] {
+        let clean = ControlCharacters.replacingControls(text)
         var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count + 1)
-        for b in text.utf8 { out.append(b == 0x0A || b == 0x0D ? 0x20 : b) }
+        out.reserveCapacity(clean.utf8.count + 1)
+        out.append(contentsOf: clean.utf8)
         out.append(0x0A)
         return out
     }

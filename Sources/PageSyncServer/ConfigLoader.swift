@@ -51,7 +51,7 @@ public enum ConfigLoader {
             } catch {
                 throw ConfigError("\(configFile): \(error)")
             }
-            try apply(reader, file: configFile, to: &config)
+            try apply(reader, file: configFile, environment: environment, to: &config)
         }
         apply(overrides, to: &config)
         try config.validate()
@@ -85,7 +85,7 @@ public enum ConfigLoader {
         }
     }
 
-    private static func apply(_ reader: ConfigReader, file: String, to config: inout ServerConfig) throws {
+    private static func apply(_ reader: ConfigReader, file: String, environment: [String: String], to config: inout ServerConfig) throws {
         let keys = Keys(reader: reader, file: file)
         if let text = try keys.string("listen") {
             guard let address = ListenAddress(parsing: text) else {
@@ -129,12 +129,29 @@ public enum ConfigLoader {
             }
             var token = try keys.string(prefix + "token", secret: true)
             if let tokenFile = try keys.string(prefix + "token-file") {
-                token = try readToken(absolute(tokenFile, relativeTo: file), key: keys.error(prefix + "token-file", ""))
+                let path = try tokenPath(tokenFile, configFile: file, environment: environment, key: keys.error(prefix + "token-file", ""))
+                token = try readToken(path, key: keys.error(prefix + "token-file", ""))
             }
             return RoomConfig(
                 name: name, document: document, pagination: pagination,
                 wraps: try keys.bool(prefix + "wrap") ?? false, token: token)
         }
+    }
+
+    /// A `token-file` value as a path: `credential:<name>` is the systemd credential
+    /// `<name>` (`$CREDENTIALS_DIRECTORY/<name>`, from `LoadCredential=` in the unit);
+    /// anything else is a file path, relative to the config file's directory.
+    static func tokenPath(_ value: String, configFile: String, environment: [String: String], key: ConfigError) throws -> String {
+        let prefix = "credential:"
+        guard value.hasPrefix(prefix) else { return absolute(value, relativeTo: configFile) }
+        let name = String(value.dropFirst(prefix.count))
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw ConfigError("\(key.message)\"\(value)\": a credential name is not empty and has no /")
+        }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            throw ConfigError("\(key.message)\(value): $CREDENTIALS_DIRECTORY is not set; add LoadCredential=\(name):<file> to the systemd unit")
+        }
+        return directory + "/" + name
     }
 
     private static func readToken(_ path: String, key: ConfigError) throws -> String {

@@ -23,6 +23,8 @@ final class Session {
     var inputEnded = false
     /// Commands handled in the current loop turn (see ``TurnBudget``).
     var commandsThisTurn = 0
+    /// Whether any byte arrived yet (the first one is checked for TLS).
+    var receivedAny = false
 
     init(id: Int, name: String, connection: TCPConnection, maxLineLength: Int, room: String, control: Bool) {
         self.id = id

@@ -194,7 +194,7 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         #expect(error("AUTH my token")?.message == "unexpected argument \"token\"; usage: AUTH <token>")
     }
 
-    @Test(arguments: ["a/b", "ann!", "über", "x:y", "name,other", String(repeating: "n", count: 33), "a\u{7F}"])
+    @Test(arguments: ["a/b", "ann!", "über", "x:y", "name,other", String(repeating: "n", count: 33), "a\u{A0}"])
     func invalidNames(_ name: String) {
         let nameError = error("NAME \(name)")
         #expect(nameError?.code == .malformed)
@@ -255,6 +255,31 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         #expect(error("\u{1}")?.message == "control character 0x01 in line")
         #expect(error("ping \u{7}")?.message == "control character 0x07 in line")
         #expect(error("ping a\nb")?.message == "control character 0x0A in line")
+    }
+
+    @Test func c1ControlsAndDELAreRefusedLikeC0() {
+        #expect(error("PING a\u{85}b")?.message == "control character U+0085 in line")
+        #expect(error("NEXT\u{9B}2J")?.message == "control character U+009B in line")
+        #expect(error("PING \u{80}")?.message == "control character U+0080 in line")
+        #expect(error("PING \u{9F}")?.message == "control character U+009F in line")
+        #expect(error("PING \u{7F}")?.message == "control character 0x7F in line")
+        #expect(error("PING \u{85}")?.code == .malformed)
+        #expect(command("PING \u{A0}x") == .ping("\u{A0}x"), "U+00A0 is not a control")
+        #expect(command("PING \u{7E}") == .ping("~"))
+        #expect(command("PING a\tb") == .ping("a\tb"), "tab separates words")
+    }
+
+    @Test func aTLSHandshakeByteClosesTheConnection() {
+        let hello: [UInt8] = [0x16, 0x03, 0x01, 0x00, 0xF8, 0x01, 0x00, 0x00, 0xF4, 0x03, 0x03]
+        let e = CommandParser.parse(hello)
+        #expect(e == .failure(CrossProtocolGuard.tlsError))
+        #expect(CrossProtocolGuard.tlsError.closesConnection)
+        #expect(CrossProtocolGuard.tlsError.code == .malformed)
+        #expect(CrossProtocolGuard.check(firstByte: 0x16) == CrossProtocolGuard.tlsError)
+        for byte in [UInt8(ascii: "N"), 0x15, 0x17, 0x00, 0x80, 0xFF] {
+            #expect(CrossProtocolGuard.check(firstByte: byte) == nil)
+        }
+        #expect(error("x\u{16}")?.closesConnection == false, "0x16 later in a line is an ordinary control character")
     }
 
     @Test func unknownVerb() {

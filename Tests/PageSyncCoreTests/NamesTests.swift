@@ -41,17 +41,3 @@ import Testing
         #expect(unicode == String(repeating: "-", count: 32))
     }
 }
-
-@Suite struct ConstantTimeTests {
-    @Test func equalAndUnequal() {
-        #expect(constantTimeEquals(Array("s3cret".utf8), Array("s3cret".utf8)))
-        #expect(!constantTimeEquals(Array("s3cret".utf8), Array("s3creT".utf8)))
-        #expect(!constantTimeEquals(Array("s3cret".utf8), Array("s3cre".utf8)))
-        #expect(!constantTimeEquals(Array("s3cre".utf8), Array("s3cret".utf8)))
-        #expect(!constantTimeEquals(Array("a".utf8), [UInt8]()))
-        #expect(!constantTimeEquals([UInt8](), Array("a".utf8)))
-        #expect(constantTimeEquals([UInt8](), [UInt8]()))
-        #expect(!constantTimeEquals([0], [UInt8]()))
-        #expect(constantTimeEquals("tok".utf8, Array("tok".utf8)[...]))
-    }
-}

@@ -157,11 +157,32 @@ private func room(page p: Int = 1, of count: Int = 6, version: UInt64 = 0, wraps
         }
     }
 
-    @Test func versionSaturatesInsteadOfWrapping() {
-        var r = room(page: 1, version: UInt64.max)
-        #expect(go(&r, .next, ifVersion: UInt64.max, by: "a", hasControl: true) == .success(.moved))
+    @Test func lastVersionIsReachedThenChangesAreRefused() {
+        var r = room(page: 1, version: UInt64.max - 1)
+        #expect(r.canChange)
+        #expect(go(&r, .next, ifVersion: nil, by: "a", hasControl: true) == .success(.moved))
         #expect(r.state.version == UInt64.max)
-        #expect(r.state.page == page(2))
+        #expect(!r.canChange)
+        let atMax = r.state
+        for nav in [Navigation.next, .previous, .first, .last, .goto(page(5))] {
+            #expect(go(&r, nav, ifVersion: nil, by: "b", hasControl: true) == .failure(.versionExhausted), "\(nav)")
+            #expect(r.state == atMax, "a refused change changes nothing")
+        }
+        #expect(go(&r, .next, ifVersion: UInt64.max, by: "b", hasControl: true) == .failure(.versionExhausted))
+    }
+
+    @Test func atTheLastVersionOtherChecksComeFirst() {
+        var r = room(page: 2, version: UInt64.max, token: true)
+        #expect(go(&r, .next, ifVersion: nil, by: "a", hasControl: false) == .failure(.forbidden))
+        #expect(go(&r, .next, ifVersion: 3, by: "a", hasControl: true) == .failure(.conflict(expected: 3)))
+        #expect(go(&r, .goto(page(9)), ifVersion: nil, by: "a", hasControl: true) == .failure(.noSuchPage(page(9))))
+        #expect(go(&r, .goto(page(2)), ifVersion: nil, by: "a", hasControl: true) == .success(.unchanged), "staying put needs no version")
+    }
+
+    @Test func documentChangeAtTheLastVersionIsNotApplied() {
+        var r = room(page: 5, version: UInt64.max)
+        #expect(!changed(&r, pageCount: 3, doc: "d2"))
+        #expect(r.state == RoomState(page: page(5), pageCount: 6, version: UInt64.max, by: nil, doc: "d1"))
     }
 
     @Test func policyCanChange() {

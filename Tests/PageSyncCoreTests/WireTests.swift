@@ -65,6 +65,22 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.error(.malformed("a\nb\r\nc"))) == "ERR 400 a b  c\n")
     }
 
+    @Test func noReplyLineCarriesAControlCharacter() {
+        #expect(str(Wire.error(.malformed("a\u{1B}[2Jb\u{7}"))) == "ERR 400 a [2Jb \n")
+        #expect(str(Wire.error(.malformed("x\u{9B}31my\u{85}z\u{7F}"))) == "ERR 400 x 31my z \n")
+        #expect(str(Wire.ok("PONG a\tb\u{90}c")) == "OK PONG a b c\n")
+        #expect(str(Wire.bye("r\u{9F}")) == "BYE r \n")
+        #expect(str(Wire.ok("PONG \u{A0}é€")) == "OK PONG \u{A0}é€\n", "U+00A0 and above are not controls")
+        let who = str(Wire.multiline(header: "OK WHO\u{9B}", lines: ["ann\u{1B}x", ".b\u{85}"]))
+        #expect(who == "OK WHO \nann x\n..b \n.\n")
+    }
+
+    @Test func versionExhaustedError() {
+        let room = RoomSnapshot(name: "guide", state: state(page: 2, version: UInt64.max), wraps: false)
+        #expect(str(Wire.error(NavigationError.versionExhausted, room: room))
+            == "ERR 500 \(Wire.versionExhaustedMessage) page=2 pages=6 version=18446744073709551615 by=- doc=5f1c3a2b epoch=0000000000000000\n")
+    }
+
     @Test func errorCodes() {
         #expect(ErrorCode.malformed.rawValue == 400)
         #expect(ErrorCode.forbidden.rawValue == 403)

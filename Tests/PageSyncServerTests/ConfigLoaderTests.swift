@@ -59,6 +59,26 @@ import Testing
         ])
     }
 
+    @Test func tokenFileCanNameASystemdCredential() async throws {
+        let dir = TempDir()
+        dir.write("deck-token", "from-systemd\n")
+        let file = dir.write("c.yaml", "rooms: [deck]\nroom:\n  deck:\n    file: builtin:guide\n    token-file: credential:deck-token\n")
+        let config = try await ConfigLoader.load(
+            configFile: file, overrides: .init(), environment: ["CREDENTIALS_DIRECTORY": dir.path])
+        #expect(config.rooms.first?.token == "from-systemd")
+        do {
+            _ = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+            Issue.record("loaded without $CREDENTIALS_DIRECTORY")
+        } catch let error as ConfigError {
+            #expect(error.message.contains("room.deck.token-file"), "\(error)")
+            #expect(error.message.contains("$CREDENTIALS_DIRECTORY is not set; add LoadCredential=deck-token:<file>"), "\(error)")
+        }
+        let bad = dir.write("b.yaml", "rooms: [deck]\nroom:\n  deck:\n    file: builtin:guide\n    token-file: credential:../x\n")
+        await #expect(throws: ConfigError.self) {
+            _ = try await ConfigLoader.load(configFile: bad, overrides: .init(), environment: ["CREDENTIALS_DIRECTORY": dir.path])
+        }
+    }
+
     @Test(arguments: [
         ("max-clients: lots\nrooms: [a]\nroom:\n  a:\n    file: x\n", "max-clients"),
         ("listen: nowhere\n", "listen"),

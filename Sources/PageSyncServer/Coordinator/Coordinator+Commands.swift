@@ -64,13 +64,7 @@ extension Coordinator {
             }
             stage(session, .bytes(Wire.multiline(header: "OK WHO \(lines.count)", lines: lines)))
         case .auth(let token):
-            if let expected = runtime.config.token, !constantTimeEquals(Array(expected.utf8), Array(token.utf8)) {
-                logger.notice("wrong token for room \(runtime.room.name) from \(session.connection.peerDescription)")
-                stage(session, .bytes(Wire.error(ProtocolError(code: .forbidden, message: "wrong token", closesConnection: false))))
-            } else {
-                session.control = true
-                stage(session, .bytes(Wire.ok("AUTH control=yes")))
-            }
+            authenticate(token, from: session, in: runtime)
         case .ping(let text):
             stage(session, .bytes(Wire.ok(text.map { "PONG \($0)" } ?? "PONG")))
         case .help:

@@ -72,6 +72,8 @@ extension Coordinator {
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
             roomChanged(runtime)
+        } else if !runtime.room.canChange {
+            logger.error("room \(roomConfig.name): version limit reached; clients keep the old page count until the state is reset")
         }
         logger.info("room \(roomConfig.name): re-indexed, \(document.pageCount) page(s), on page \(runtime.room.state.page)")
     }

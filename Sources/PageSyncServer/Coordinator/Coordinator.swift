@@ -77,6 +77,11 @@ public actor Coordinator {
     var statusTimer: UV.Timer?
     var lastStatus = ""
     var forceExitTimer: UV.Timer?
+    /// AUTH rate limits, the token comparison (random key per process) and its log.
+    var authLimiter = AuthLimiter()
+    let tokenVerifier = TokenVerifier()
+    var authLog = AuthFailureLog()
+    var authLogTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
     /// ``start()`` on the loop thread next.
@@ -221,6 +226,8 @@ public actor Coordinator {
         watchdogTimer = nil
         statusTimer?.close()
         statusTimer = nil
+        authLogTimer?.close()
+        authLogTimer = nil
         // Stop once every change is settled and every connection has flushed and closed;
         // peers that do not read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)

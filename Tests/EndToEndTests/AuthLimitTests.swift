@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// AUTH cannot be brute-forced: per-connection and per-address limits, with few log lines.
+@Suite("AUTH limits", .timeLimit(.minutes(2)))
+struct AuthLimitTests {
+    static let slides: KeyValuePairs<String, String> = ["slides.txt": "one\u{0C}two\u{0C}three"]
+
+    @Test("three wrong tokens on one connection: ERR 403 each, then BYE and close")
+    func connectionClosedAfterThreeFailures() async throws {
+        try await withDaemon(Self.slides, arguments: ["--token", "s3cret"]) { daemon, _ in
+            let (client, _) = try await daemon.join(label: "guesser")
+            #expect(try await client.command("AUTH a").header.raw == "ERR 403 wrong token")
+            #expect(try await client.command("AUTH b").header.raw == "ERR 403 wrong token")
+            try await client.send("AUTH c")
+            #expect(try await client.readLine() == "ERR 403 wrong token")
+            #expect(try await client.readLine() == "BYE too many failed AUTH attempts")
+            try await client.expectClosed()
+        }
+    }
+
+    @Test("past the free failures an address is locked on every connection, even for the right token; the lock ends")
+    func addressLockAcrossConnections() async throws {
+        try await withDaemon(Self.slides, arguments: ["--token", "s3cret"]) { daemon, _ in
+            for i in 0..<3 {
+                let (c, _) = try await daemon.join(label: "free-\(i)")
+                #expect(try await c.command("AUTH nope\(i)").header.raw == "ERR 403 wrong token")
+            }
+            let (fourth, _) = try await daemon.join(label: "fourth")
+            #expect(try await fourth.command("AUTH nope").header.raw == "ERR 403 wrong token; retry in 1 s")
+            let (honest, _) = try await daemon.join(label: "honest")
+            let refused = try await honest.command("AUTH s3cret").header
+            #expect(refused.raw == "ERR 429 too many attempts, retry in 1 s", "\(refused)")
+            #expect(try await honest.ok("STATUS")["control"] == "no", "a refused attempt grants nothing")
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(try await honest.command("AUTH s3cret").header.raw == "OK AUTH control=yes")
+            // Success forgets the address: a mistake right after costs nothing again.
+            #expect(try await fourth.command("AUTH nope").header.raw == "ERR 403 wrong token")
+        }
+    }
+
+    @Test("50 connections pipelining 20 wrong tokens each: a handful are checked, every connection is closed, the log stays small")
+    func floodFromOneAddress() async throws {
+        try await withDaemon(Self.slides, arguments: ["--token", "s3cret"]) { daemon, _ in
+            var checked = 0
+            var refused = 0
+            var closedCount = 0
+            let started = ContinuousClock.now
+            for i in 0..<50 {
+                let (client, _) = try await daemon.join(label: "flood-\(i)")
+                try await client.sendRaw(Array(String(repeating: "AUTH guess\(i)\n", count: 20).utf8))
+                while let line = try await client.readLineOrEOF() {
+                    if line.hasPrefix("ERR 403 wrong token") { checked += 1 }
+                    if line.hasPrefix("ERR 429 too many attempts, retry in ") { refused += 1 }
+                }
+                closedCount += 1
+            }
+            let seconds = max(1.0, Double((ContinuousClock.now - started).components.seconds) + 1)
+            #expect(closedCount == 50)
+            #expect(checked + refused == 150, "three attempts per connection are answered, then it is closed: \(checked) + \(refused)")
+            #expect(Double(checked) <= 3 + seconds, "checked \(checked) in about \(seconds) s")
+            let (bystander, _) = try await daemon.join(label: "bystander")
+            #expect(try await bystander.ok("STATUS")["control"] == "no")
+            let log = daemon.stderr
+            let authLines = log.split(separator: "\n").filter { $0.contains("wrong token") || $0.contains("AUTH attempt") }
+            #expect(authLines.count <= 2, "one line at first, then one a minute: \(authLines)")
+        }
+    }
+}
