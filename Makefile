@@ -1,7 +1,7 @@
 # pagesync: build, install and uninstall.
 #
-#   make                      release build (static Swift stdlib)
-#   sudo make install         binaries, systemd units, sample config, man pages
+#   make                      release build (static Swift stdlib), the one scripts/run-daemon uses
+#   sudo make install         stripped binaries, systemd units, sample config, man pages
 #   sudo make uninstall       removes what install put there (edited config files are kept)
 #   make install DESTDIR=/tmp/stage PREFIX=/usr    for packaging
 #   make test | make bench | make man | make check-static
@@ -28,10 +28,14 @@ MANDIR     ?= $(PREFIX)/share/man
 CONFDIR    := /etc/pagesync
 
 SWIFT            ?= swift
-SWIFT_BUILD_FLAGS ?= -c release --static-swift-stdlib
-# The man pages only need the --help text, so they come from the debug build (which tests
-# reuse): building release twice with different flags would recompile everything twice.
-MAN_CONFIGURATION ?= debug
+# The release flags live in scripts/lib/common.sh, shared with scripts/run-daemon and scripts/bench:
+# one set of flags means one .build/release that no command rebuilds for another.
+SWIFT_BUILD_FLAGS ?= $(shell bash -c '. scripts/lib/common.sh && echo "$${PAGESYNC_RELEASE_FLAGS[*]}"')
+# `make build PRODUCT=pagesyncd` builds one product only.
+PRODUCT    ?=
+# install strips the binaries (85 MB -> 62 MB for pagesyncd); `make install STRIP=` keeps the
+# symbols (for a packager who strips into a -dbgsym package).
+STRIP      ?= -s
 # Build directory (swift --scratch-path). `swift test` locks its build directory for the whole
 # run, so a test that runs `make install` must use a different one (or NO_BUILD/NO_MAN).
 SCRATCH    ?= .build
@@ -43,11 +47,10 @@ NO_MAN     ?=
 UNITS      := pagesyncd.service pagesyncd-socket.service pagesyncd.socket
 PROGRAMS   := pagesyncd pagesync
 MAN_OUT    := $(SCRATCH)/man
-PLUGIN_OUT := $(SCRATCH)/plugins/GenerateManual/outputs
 MAN_DATE   := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)
 
 INSTALL      ?= install
-INSTALL_BIN  := $(INSTALL) -m 0755
+INSTALL_BIN  := $(INSTALL) -m 0755 $(STRIP)
 INSTALL_DATA := $(INSTALL) -m 0644
 
 .PHONY: all build man install uninstall test bench check-static clean
@@ -55,20 +58,29 @@ INSTALL_DATA := $(INSTALL) -m 0644
 all: build
 
 build:
-	$(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) $(if $(PRODUCT),--product $(PRODUCT))
 
-# Two plugin runs: one --section applies to every tool, and pagesyncd is a daemon (8)
-# while pagesync is a user command (1).
-man:
-	$(SWIFT) package --scratch-path $(SCRATCH) plugin --allow-writing-to-package-directory generate-manual \
-		--configuration $(MAN_CONFIGURATION) --section 8 --date $(MAN_DATE)
-	mkdir -p $(MAN_OUT)
-	cp $(PLUGIN_OUT)/pagesyncd/pagesyncd.8 $(MAN_OUT)/pagesyncd.8
-	$(SWIFT) package --scratch-path $(SCRATCH) plugin --allow-writing-to-package-directory generate-manual \
-		--configuration $(MAN_CONFIGURATION) --section 1 --date $(MAN_DATE)
-	cp $(PLUGIN_OUT)/pagesync/pagesync.1 $(MAN_OUT)/pagesync.1
+# The pages are generated from the release binaries' --help (swift-argument-parser's
+# generate-manual, built once in the debug configuration, where it links Foundation dynamically).
+# pagesyncd is a daemon (section 8), pagesync a user command (section 1).
+# MAN_FIX corrects what generate-manual gets wrong for a command without subcommands: it lists
+# argument-parser's implicit `help` subcommand (a "subcommand" in the synopsis and a `help` item),
+# and copies the blank lines between paragraphs of a discussion, which mdoc wants as .Pp.
+# The end-to-end tests render the result with `man --warnings` and check its synopsis.
+MAN_FIX := -e '/^\.Ar subcommand$$/d' -e '/^\.It Em help$$/,/^\.El$$/d' -e 's/^$$/.Pp/'
+man: $(if $(NO_BUILD),,build)
+	$(SWIFT) build --scratch-path $(SCRATCH) --product generate-manual
+	@bin=$$($(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) --show-bin-path) && \
+	tool=$$($(SWIFT) build --scratch-path $(SCRATCH) --show-bin-path)/generate-manual && \
+	mkdir -p $(MAN_OUT)/raw && \
+	$$tool "$$bin/pagesyncd" --section 8 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \
+	$$tool "$$bin/pagesync" --section 1 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \
+	for page in pagesyncd.8 pagesync.1; do \
+		sed $(MAN_FIX) "$(MAN_OUT)/raw/$$page" > "$(MAN_OUT)/$$page" || exit 1; \
+		echo "  MAN  $(MAN_OUT)/$$page"; \
+	done
 
-install: $(if $(NO_MAN),,man) $(if $(NO_BUILD),,build)
+install: $(if $(NO_BUILD),,build) $(if $(NO_MAN),,man)
 	@bin=$$($(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) --show-bin-path) && \
 	for p in $(PROGRAMS); do \
 		echo "  BIN  $(DESTDIR)$(BINDIR)/$$p"; \

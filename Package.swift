@@ -11,7 +11,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: [.defaults, "YAML"]),
+        // YAML only, not the default JSON trait: its JSONSerialization is one more way into full
+        // Foundation. (YAML is too: Yams uses Foundation, which links ICU's data statically, about
+        // 45 of the 62 MB of a stripped pagesyncd; Package.resolved pins every version.)
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [

@@ -61,7 +61,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("who-page-size"), help: ArgumentHelp("Names per WHO reply; WHO <offset> pages on (default 100).", valueName: "n"))
     var whoPageSize: Int?
 
-    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n>.", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n> (default formfeed).", valueName: "mode"))
     var split: String?
 
     @Flag(name: .long, help: "FILE rooms wrap around at their ends instead of stopping.")
@@ -71,7 +71,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     var token: String?
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default info).", valueName: "level"))
-    var logLevel: String = "info"
+    var logLevel: String?
 
     @Option(name: .customLong("tls-listen"), help: ArgumentHelp("Address for TLS clients, beside --listen (default: no TLS listener).", valueName: "host:port"))
     var tlsListen: String?
@@ -100,7 +100,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     var noFsync = false
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
+        if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level: \"\(logLevel)\" is not one of trace, debug, info, notice, warning, error, critical")
         }
         if let listen, ListenAddress(parsing: listen) == nil {
@@ -124,7 +124,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel)!
+        // No default value in the declaration: argument-parser would print it a second time.
+        let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info
         // One line per event on stderr; under systemd with syslog priorities for the journal.
         LoggingSystem.bootstrap { label in
             var handler = JournalAwareLogHandler.standard(label: label)

@@ -70,6 +70,13 @@ struct SystemdInstallTests {
         for program in ["pagesyncd", "pagesync"] {
             let path = destdir.appendingPathComponent("usr/local/bin/\(program)").path
             #expect(FileManager.default.isExecutableFile(atPath: path))
+            // Installed stripped: smaller than the binary it came from, which keeps its symbols.
+            if prebuilt {
+                let built = try FileManager.default.attributesOfItem(atPath: releaseBin.appendingPathComponent(program).path)[.size] as? Int ?? 0
+                let installed = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+                print("\(program): built \(built) bytes, installed \(installed) bytes")
+                #expect(installed > 0 && installed < built, "\(program) was not stripped: \(installed) of \(built) bytes")
+            }
             if let ldd = SystemdE2E.which("ldd") {
                 let libraries = try SystemdE2E.run(ldd, [path]).stdout
                 print("ldd \(program):\n\(libraries)")

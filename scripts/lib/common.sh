@@ -1,0 +1,52 @@
+# scripts/lib/common.sh — sourced by scripts/run-daemon, scripts/test and scripts/bench.
+#
+# One list of the Debian packages pagesync needs, one way to install the missing ones, and the one
+# release build configuration that every script and the Makefile share.
+#
+# To add a package: append it to the list for the phase that needs it. Nothing else changes.
+
+# Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon).
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev)
+# Also needed by scripts/test: `make build man install` and the end-to-end tests
+# (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
+# certificates for the TLS tests).
+PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl)
+# The servers scripts/bench compares pagesyncd with (scripts/test runs `scripts/bench --quick`).
+PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
+
+# The release build: `make build`, `make install`, scripts/run-daemon and scripts/bench all use
+# exactly these flags, so they share one .build/release and never rebuild each other.
+# Keep in step with SWIFT_BUILD_FLAGS in the Makefile (an end-to-end test checks that they agree).
+PAGESYNC_RELEASE_FLAGS=(-c release --static-swift-stdlib)
+
+# pagesync_missing_packages PACKAGE...: prints those of PACKAGE... that dpkg does not list as
+# installed, space-separated. Prints nothing without dpkg (not Debian: install them yourself).
+pagesync_missing_packages() {
+    command -v dpkg-query >/dev/null 2>&1 || return 0
+    local package missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+    done
+    echo "${missing[*]}"
+}
+
+# pagesync_install WHO PACKAGE...: installs those of PACKAGE... that are missing, with apt-get
+# (through sudo when not root), saying what it installs on stderr. WHO names the calling script
+# in messages. Returns non-zero when something was missing and could not be installed.
+pagesync_install() {
+    local who=$1; shift
+    local missing
+    read -r -a missing <<< "$(pagesync_missing_packages "$@")"
+    [ "${#missing[@]}" -gt 0 ] || return 0
+    local sudo=()
+    if [ "$(id -u)" != 0 ]; then
+        if ! command -v sudo >/dev/null 2>&1; then
+            echo "$who: missing ${missing[*]}; not root and no sudo: install them with apt-get" >&2
+            return 1
+        fi
+        sudo=(sudo)
+    fi
+    echo "$who: installing ${missing[*]} (apt-get)" >&2
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2 &&
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+}
