@@ -16,13 +16,17 @@ let package = Package(
     targets: [
         // libuv, from the system (libuv1-dev).
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
+        // hiredis and its libuv adapter, from the system (libhiredis-dev). No pkgConfig: its
+        // .pc file adds -D_FILE_OFFSET_BITS=64, which SwiftPM warns about; the headers are in
+        // /usr/include/hiredis and the module map links -lhiredis.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
         .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
 
         // Imperative shell: the only module that touches libuv.
-        .target(name: "UV", dependencies: ["CLibUV"]),
+        .target(name: "UV", dependencies: ["CLibUV", "CHiredis"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
         .target(name: "PageSyncServer", dependencies: [

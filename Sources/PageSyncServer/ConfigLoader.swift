@@ -27,6 +27,10 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var token: String?
     /// `--durability` (or `--no-fsync`, its deprecated alias for `batch`).
     public var durability: Durability?
+    /// `--redis`.
+    public var redis: RedisURL?
+    /// `--redis-prefix`.
+    public var redisPrefix: String?
 
     /// No overrides.
     public init() {}
@@ -75,6 +79,8 @@ public enum ConfigLoader {
         if let n = overrides.maxClients { config.maxClients = n }
         if let n = overrides.maxLineLength { config.maxLineLength = n }
         if let mode = overrides.durability { config.durability = mode }
+        if let url = overrides.redis { config.redis = url }
+        if let prefix = overrides.redisPrefix { config.redisPrefix = prefix }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -107,6 +113,7 @@ public enum ConfigLoader {
             // Before the journal: `fsync: true` synced every change, `false` none.
             config.durability = b ? .always : .batch
         }
+        try applyEngine(keys, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in
@@ -134,6 +141,28 @@ public enum ConfigLoader {
             return RoomConfig(
                 name: name, document: document, pagination: pagination,
                 wraps: try keys.bool(prefix + "wrap") ?? false, token: token)
+        }
+    }
+
+    /// `engine: journal | redis`, `redis: URL`, `redis-prefix: PREFIX`.
+    private static func applyEngine(_ keys: Keys, to config: inout ServerConfig) throws {
+        let engine = try keys.string("engine")
+        let url = try keys.string("redis", secret: true)
+        if let prefix = try keys.string("redis-prefix") { config.redisPrefix = prefix }
+        switch engine {
+        case nil, "redis":
+            guard let url else {
+                if engine == "redis" { throw keys.error("redis", "missing: engine: redis needs redis: URL") }
+                return
+            }
+            switch RedisURL.parse(url) {
+            case .success(let parsed): config.redis = parsed
+            case .failure(let error): throw keys.error("redis", error.message)
+            }
+        case "journal":
+            config.redis = nil
+        case let other?:
+            throw keys.error("engine", "\"\(other)\" is not journal or redis")
         }
     }
 

@@ -63,6 +63,15 @@ public struct ServerConfig: Equatable, Sendable {
     public var durability: Durability
     /// The rooms, in order. The first is the default room new clients join.
     public var rooms: [RoomConfig]
+    /// Where room state lives when several daemons share it (`--redis`); nil: the journal in
+    /// ``stateDirectory``.
+    public var redis: RedisURL?
+    /// The prefix of every Redis key and channel (default `pagesync:`), so that several
+    /// deployments can share one Redis.
+    public var redisPrefix: String = ServerConfig.defaultRedisPrefix
+
+    /// `pagesync:`.
+    public static let defaultRedisPrefix = "pagesync:"
 
     /// The built-in defaults: `127.0.0.1:7777`, the guide room, 4 KiB lines.
     public init(
@@ -110,6 +119,9 @@ public struct ServerConfig: Equatable, Sendable {
         guard maxTextBytes >= 1 else { throw ConfigError("max-text must be at least 1, not \(maxTextBytes)") }
         guard keepAliveSeconds >= 1 else { throw ConfigError("keepalive must be at least 1 second, not \(keepAliveSeconds)") }
         guard !stateDirectory.isEmpty else { throw ConfigError("state-dir is empty") }
+        guard !redisPrefix.isEmpty, redisPrefix.utf8.count <= 64, redisPrefix.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw ConfigError("redis-prefix must be 1 to 64 printable ASCII characters without spaces, not \"\(redisPrefix)\"")
+        }
     }
 
     /// Room names for files given on the command line: `notes.txt` serves `notes`;

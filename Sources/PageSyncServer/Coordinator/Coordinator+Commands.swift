@@ -38,6 +38,7 @@ extension Coordinator {
                 stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
             }
         case .rooms:
+            if roomsAcrossDaemons(for: session) { return }
             stage(session, .deferred(.rooms))
         case .join(let name):
             guard let target = rooms[name] else {
@@ -58,6 +59,7 @@ extension Coordinator {
             session.name = name
             stage(session, .bytes(Wire.ok("NAME \(name)")))
         case .who:
+            if whoAcrossDaemons(runtime, for: session) { return }
             let lines = runtime.members.values.sorted { $0.id < $1.id }.map { m -> Substring in
                 "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
             }
@@ -83,6 +85,10 @@ extension Coordinator {
     /// Tries the navigation on a copy of the room: a refused one changes nothing, and a change
     /// the engine cannot save now is answered `ERR 507` without being made.
     private func navigate(_ runtime: RoomRuntime, _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
+        if let authority {
+            navigateThroughAuthority(authority, runtime, navigation, ifVersion: ifVersion, from: session)
+            return
+        }
         var trial = runtime.room
         switch trial.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
         case .success(.moved):
