@@ -154,7 +154,7 @@ struct Outbox {
             if case .pending(let p) = items[taken].item, p.bytes == nil { break }
             switch items[taken].item {
             case .pending(let p):
-                out.append(p.bytes ?? [])
+                if let b = p.bytes, !b.isEmpty { out.append(b) }
             case .bytes(let b), .change(let b):
                 if !b.isEmpty { out.append(b) }
             case .event(let line):
