@@ -101,4 +101,85 @@ import Testing
             #expect(page.fields["epoch"] != hello.fields["epoch"], "Redis came back without the data: a new epoch")
         }
     }
+
+    @Test("nine writers on three daemons: every follower sees versions strictly increasing, ending at the last")
+    func orderedVersionsWithNineWriters() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            var followers: [LineClient] = []
+            for d in ds { followers.append(try await d.join().0) }
+            var writers: [LineClient] = []
+            for i in 0..<9 { writers.append(try await ds[i % 3].join().0) }
+            let fixed = writers
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (i, w) in fixed.enumerated() {
+                    group.addTask {
+                        for n in 0..<20 { _ = try await w.command("GOTO \((i + n) % 10 + 1)") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let final = try await writers[0].command("STATUS")
+            let last = UInt64(final.header.fields["version"] ?? "") ?? 0
+            for f in followers {
+                var seen: UInt64 = 0
+                while seen < last {
+                    let page = try await f.expectLine(prefix: "PAGE ")
+                    let v = UInt64(page.fields["version"] ?? "") ?? 0
+                    #expect(v > seen, "versions go only up: \(v) after \(seen)")
+                    seen = v
+                }
+                #expect(seen == last)
+            }
+        }
+    }
+
+    @Test("every daemon restarted: the rooms keep their page, version and epoch")
+    func restartKeepsState() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let ok = try await a.ok("GOTO 6")
+            let before = try await a.command("STATUS").header
+            for d in ds {
+                d.send(signal: SIGTERM)
+                _ = try await d.waitForExit(timeout: .seconds(10))
+            }
+            let again = try await daemons(3, workspace, redis)
+            for d in again {
+                let (_, hello) = try await d.join()
+                #expect(hello.fields["page"] == "6" && hello.fields["version"] == ok.fields["version"])
+                #expect(hello.fields["epoch"] == before.fields["epoch"])
+            }
+        }
+    }
+
+    @Test("one daemon killed: the others keep working, and its clients leave WHO within 30 s")
+    func oneDaemonKilled() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let (b, _) = try await ds[1].join()
+            let (c, _) = try await ds[2].join()
+            var who = try await a.command("WHO")
+            for _ in 0..<100 where who.lines.count != 3 {
+                try await Task.sleep(for: .milliseconds(50))
+                who = try await a.command("WHO")
+            }
+            #expect(who.lines.count == 3)
+            ds[2].kill9()
+            try await a.ok("NEXT")
+            _ = try await b.expectLine(prefix: "PAGE ")
+            let start = ContinuousClock.now
+            while who.lines.count != 2 && ContinuousClock.now - start < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(500))
+                who = try await a.command("WHO")
+            }
+            #expect(who.lines.count == 2, "the killed daemon's client left WHO: \(who)")
+            c.close()
+        }
+    }
 }
