@@ -40,6 +40,11 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     /// Groups handed over and not settled: how many script replies each still waits for.
     private var groups: [(id: UInt64, remaining: Int, failed: Bool)] = []
     private var stopped = false
+    /// Whether the connections have been up once; groups submitted before that wait for them.
+    private var everAvailable = false
+    private var heldGroups: [(group: UInt64, rooms: [SavedRoom])] = []
+    /// The rooms are read again once this group (created at start) is settled.
+    private var resyncAfterGroup: UInt64?
 
     init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
         self.loop = loop
@@ -165,6 +170,17 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             logger.notice("redis \(url) is back after \(since.duration(to: .now)); reading the rooms again")
             outageSince = nil
         }
+        if !everAvailable {
+            // The rooms created at start go first, so the re-read below finds them.
+            everAvailable = true
+            let held = heldGroups
+            heldGroups.removeAll()
+            if let last = held.last {
+                resyncAfterGroup = last.group
+                for g in held { submit(group: g.group, rooms: g.rooms) }
+                return
+            }
+        }
         resync()
     }
 
@@ -227,7 +243,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
                 case .some(.none):
                     var fresh = mine
                     fresh.epoch = .random()
-                    self.logger.warning("room \(name) is missing from redis \(self.url): starting it again at page \(fresh.page), epoch \(fresh.epoch)")
+                    self.logger.warning("room \(name) has no state in redis \(self.url): starting it again at page \(fresh.page) with a new epoch \(fresh.epoch)")
                     self.sync(fresh, pageCount: Int.max, mode: "create") { _ in }
                 case .none:
                     self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
@@ -325,6 +341,10 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     // MARK: - Groups
 
     func submit(group: UInt64, rooms: [SavedRoom]) {
+        if !everAvailable && !stopped && outageSince == nil {
+            heldGroups.append((group, rooms))
+            return
+        }
         guard isAvailable else {
             onEvent?(.failed(after: group - 1, reason: "state engine unavailable"))
             return
@@ -348,6 +368,10 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
                 return
             }
             onEvent?(.settled(upTo: first.id))
+            if let after = resyncAfterGroup, first.id >= after {
+                resyncAfterGroup = nil
+                resync()
+            }
         }
     }
 

@@ -138,10 +138,8 @@ public final class RedisConnection {
     }
 
     private static func errorText(_ ac: UnsafePointer<redisAsyncContext>) -> String {
-        var errstr = ac.pointee.errstr
-        let text = withUnsafeBytes(of: &errstr) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        // redisAsyncContext.errstr points into its redisContext's errstr buffer.
+        let text = ac.pointee.errstr.map { String(cString: $0) } ?? ""
         return text.isEmpty ? "connection closed" : text
     }
 
