@@ -22,13 +22,18 @@ let package = Package(
         .systemLibrary(name: "CLibUV", pkgConfig: "libuv", providers: [.apt(["libuv1-dev"])]),
         // OpenSSL 3 (libssl-dev), for TLS on the loop through memory BIOs.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // hiredis and its libuv adapter, from the system (libhiredis-dev). No pkgConfig: its
+        // .pc file adds -D_FILE_OFFSET_BITS=64, which SwiftPM warns about; the headers are in
+        // /usr/include/hiredis and the module map links -lhiredis.
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
         .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
 
-        // Imperative shell: the only module that touches libuv (and OpenSSL's sessions on it).
-        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL"]),
+        // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
+        // hiredis's connections on it).
+        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
         .target(name: "PageSyncServer", dependencies: [

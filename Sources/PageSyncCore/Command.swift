@@ -17,7 +17,7 @@ public enum ErrorCode: Int, Sendable {
     case tooManyAttempts = 429
     /// 500: the server could not do it (for example, saving state failed).
     case internalError = 500
-    /// 503: the server is full.
+    /// 503: the server is full, or (with Redis) its state engine is unavailable.
     case full = 503
     /// 507: a change could not be saved (disk full, I/O error); nothing changed.
     case notSaved = 507

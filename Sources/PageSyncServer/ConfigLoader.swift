@@ -45,6 +45,10 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var tlsMinimumVersion: String?
     /// `--allow-plaintext-auth`.
     public var allowPlaintextAuth: Bool = false
+    /// `--redis`.
+    public var redis: RedisURL?
+    /// `--redis-prefix`.
+    public var redisPrefix: String?
 
     /// No overrides.
     public init() {}
@@ -108,6 +112,8 @@ public enum ConfigLoader {
             if let version = overrides.tlsMinimumVersion { tls.minimumVersion = version }
             config.tls = tls
         }
+        if let url = overrides.redis { config.redis = url }
+        if let prefix = overrides.redisPrefix { config.redisPrefix = prefix }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -145,6 +151,7 @@ public enum ConfigLoader {
         if let n = try keys.int("who-page-size") { config.whoPageSize = n }
         if let b = try keys.bool("allow-plaintext-auth") { config.plaintextAuth = b }
         try applyTLS(keys, file: file, to: &config)
+        try applyEngine(keys, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
         config.rooms = try names.map { name in
@@ -216,6 +223,28 @@ public enum ConfigLoader {
             keyFile: key.map { absolute($0, relativeTo: file) } ?? "",
             clientCAFile: ca.map { absolute($0, relativeTo: file) },
             minimumVersion: version ?? "1.2", ciphers: ciphers, cipherSuites: suites)
+    }
+
+    /// `engine: journal | redis`, `redis: URL`, `redis-prefix: PREFIX`.
+    private static func applyEngine(_ keys: Keys, to config: inout ServerConfig) throws {
+        let engine = try keys.string("engine")
+        let url = try keys.string("redis", secret: true)
+        if let prefix = try keys.string("redis-prefix") { config.redisPrefix = prefix }
+        switch engine {
+        case nil, "redis":
+            guard let url else {
+                if engine == "redis" { throw keys.error("redis", "missing: engine: redis needs redis: URL") }
+                return
+            }
+            switch RedisURL.parse(url) {
+            case .success(let parsed): config.redis = parsed
+            case .failure(let error): throw keys.error("redis", error.message)
+            }
+        case "journal":
+            config.redis = nil
+        case let other?:
+            throw keys.error("engine", "\"\(other)\" is not journal or redis")
+        }
     }
 
     private static func readToken(_ path: String, key: ConfigError) throws -> String {

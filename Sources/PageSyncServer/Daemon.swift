@@ -37,12 +37,17 @@ public enum Daemon {
             throw StartError("cannot create the event loop: \(error)")
         }
         // The state is read back before the loop runs: blocking reads are harmless here.
-        let engine = JournalEngine(loop: loop, directory: config.stateDirectory, durability: config.durability, logger: logger)
+        let engine: any StateEngine
+        if let url = config.redis {
+            engine = RedisEngine(loop: loop, url: url, prefix: config.redisPrefix, roomNames: config.rooms.map(\.name), logger: logger)
+        } else {
+            engine = JournalEngine(loop: loop, directory: config.stateDirectory, durability: config.durability, logger: logger)
+        }
         let loaded: LoadedState
         do {
             loaded = try engine.load()
         } catch {
-            throw StartError("state directory \(config.stateDirectory): \(error)")
+            throw StartError(config.redis == nil ? "state directory \(config.stateDirectory): \(error)" : "state engine: redis \(error)")
         }
         let coordinator = Coordinator(
             loop: loop, config: config, logger: logger, engine: engine, loaded: loaded,

@@ -17,7 +17,8 @@ public final class Document: Sendable {
     public let source: DocumentSource
     /// The page boundaries.
     public let index: PageIndex
-    /// Identifies this content; changes when the file changes.
+    /// A hash of the content and its pagination: the same file gives the same id on every
+    /// daemon, and it changes when the content does.
     public let id: String
     private let storage: Storage
 
@@ -77,6 +78,9 @@ public final class Document: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset: off_t = 0
+        // The id is a hash of the content (and pagination), so daemons serving the same file
+        // from different disks agree on it.
+        var hash = FNV1a()
         while true {
             let n = pread(fd, buffer.baseAddress, chunkSize, offset)
             if n < 0 {
@@ -86,15 +90,12 @@ public final class Document: Sendable {
                 throw DocumentError(path: path, errno: e)
             }
             if n == 0 { break }
-            indexer.consume(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            indexer.consume(chunk)
+            hash.add(chunk)
             offset += off_t(n)
         }
-        var hash = FNV1a()
-        hash.add(UInt64(truncatingIfNeeded: st.st_dev))
-        hash.add(UInt64(truncatingIfNeeded: st.st_ino))
         hash.add(UInt64(truncatingIfNeeded: offset))
-        hash.add(UInt64(truncatingIfNeeded: st.st_mtim.tv_sec))
-        hash.add(UInt64(truncatingIfNeeded: st.st_mtim.tv_nsec))
         hash.add(pagination.description.utf8)
         return Document(source: .file(path), index: indexer.finish(), id: hash.hex, storage: .file(fd: fd))
     }

@@ -76,6 +76,10 @@ public final class EventLoop: @unchecked Sendable {
 
     private let closed = Atomic<Bool>(false)
 
+    /// Closers of handles made by C libraries (hiredis's libuv adapter), whose `data` is not
+    /// ours: run before the walk that closes our own handles. Loop thread only.
+    private var foreignClosers: [ObjectIdentifier: () -> Void] = [:]
+
     /// Creates and initializes a new libuv loop and its executor. Does not start running it.
     /// Throws when `uv_loop_init` fails (e.g. out of file descriptors).
     public init() throws(UVError) {
@@ -146,6 +150,7 @@ public final class EventLoop: @unchecked Sendable {
         var rounds = 0
         while true {
             rounds += 1
+            closeForeignHandles()
             closeOpenHandles()
             uv_run(raw, UV_RUN_DEFAULT)
             let ran = executor.runQueuedNow()
@@ -153,12 +158,31 @@ public final class EventLoop: @unchecked Sendable {
             if rounds >= 1_000 { break }  // something keeps reopening handles; give up draining
         }
         executor.shutdown()
+        closeForeignHandles()
         closeOpenHandles()
         uv_run(raw, UV_RUN_DEFAULT)
         let result = uv_loop_close(raw)
         if result == 0 {
             closed.store(true, ordering: .releasing)
             raw.deallocate()
+        }
+    }
+
+    /// Registers `close` to be run when the loop is torn down while `owner` still has a handle
+    /// made by a C library on this loop. Loop thread only.
+    func registerForeignCloser(_ owner: ObjectIdentifier, _ close: @escaping () -> Void) {
+        foreignClosers[owner] = close
+    }
+
+    /// `owner`'s foreign handle is closed: nothing to run at teardown.
+    func unregisterForeignCloser(_ owner: ObjectIdentifier) {
+        foreignClosers[owner] = nil
+    }
+
+    private func closeForeignHandles() {
+        while let (owner, close) = foreignClosers.first {
+            foreignClosers[owner] = nil
+            close()
         }
     }
 

@@ -96,6 +96,14 @@ struct PageSyncDaemon: AsyncParsableCommand {
         valueName: "mode"))
     var durability: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Keep room state in Redis, shared by every pagesyncd using the same Redis and prefix: redis://[user:password@]host:port[/db] or unix:///path/redis.sock[?db=N] (default: none; the journal in --state-dir).",
+        valueName: "url"))
+    var redis: String?
+
+    @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel, so deployments can share one Redis (default pagesync:).", valueName: "prefix"))
+    var redisPrefix: String?
+
     @Flag(name: .customLong("no-fsync"), help: ArgumentHelp("Deprecated alias of --durability batch.", visibility: .hidden))
     var noFsync = false
 
@@ -114,6 +122,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let tlsMinVersion, !TLSConfig.versions.contains(tlsMinVersion) {
             throw ValidationError("--tls-min-version: \"\(tlsMinVersion)\" is not 1.2 or 1.3")
+        }
+        if let redis, case .failure(let error) = RedisURL.parse(redis) {
+            throw ValidationError("--\(error.message)")
         }
         if let split, Pagination(parsing: split) == nil {
             throw ValidationError("--split: \"\(split)\" is not formfeed, separator:<line> or lines:<n>")
@@ -153,6 +164,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.tlsCAFile = tlsCA
         overrides.tlsMinimumVersion = tlsMinVersion
         overrides.allowPlaintextAuth = allowPlaintextAuth
+        overrides.redis = redis.flatMap { try? RedisURL.parse($0).get() }
+        overrides.redisPrefix = redisPrefix
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

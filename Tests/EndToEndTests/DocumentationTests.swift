@@ -113,8 +113,8 @@ struct DocumentationTests {
         #expect(got.map(Self.normalized) == expected.map(Self.normalized), "\(command)")
     }
 
-    /// A file's `doc=` id comes from its inode and modification time, which differ on every
-    /// checkout: compare everything else exactly.
+    /// A file's `doc=` id is a hash of its content, which the examples do not spell out, and
+    /// epochs are random: compare everything else exactly.
     static func normalized(_ line: String) -> String {
         line.split(separator: " ", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("doc=") ? "doc=<id>" : $0.hasPrefix("epoch=") ? "epoch=<epoch>" : String($0) }

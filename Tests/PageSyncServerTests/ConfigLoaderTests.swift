@@ -114,6 +114,10 @@ import Testing
         ("fsync: maybe\n", "fsync"),
         ("durability: sometimes\n", "durability"),
         ("max-line: 10\n", "max-line"),
+        ("engine: redis\n", "redis"),
+        ("engine: etcd\n", "engine"),
+        ("redis: \"http://h:1\"\n", "redis"),
+        ("redis: \"redis://h:1\"\nredis-prefix: \"has space\"\n", "redis-prefix"),
     ])
     func badValuesNameTheirKey(yaml: String, key: String) async throws {
         let dir = TempDir()
@@ -124,6 +128,21 @@ import Testing
         } catch {
             #expect("\(error)".contains(key), "\(error)")
         }
+    }
+
+    @Test func theRedisEngineIsConfiguredByKeysAndFlags() async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", "engine: redis\nredis: \"redis://ann:pw@10.0.0.5:6380/2\"\nredis-prefix: \"lecture:\"\n")
+        let config = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(config.redis == RedisURL(location: .tcp(host: "10.0.0.5", port: 6380), user: "ann", password: "pw", database: 2))
+        #expect(config.redisPrefix == "lecture:")
+        var overrides = CommandLineOverrides()
+        overrides.redis = RedisURL(location: .unix(path: "/run/redis.sock"))
+        overrides.redisPrefix = "x:"
+        let flagged = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: [:])
+        #expect(flagged.redis == RedisURL(location: .unix(path: "/run/redis.sock")) && flagged.redisPrefix == "x:")
+        let journal = try await ConfigLoader.load(configFile: dir.write("j.yaml", "engine: journal\nredis: \"redis://h:1\"\n"), overrides: .init(), environment: [:])
+        #expect(journal.redis == nil && journal.redisPrefix == ServerConfig.defaultRedisPrefix)
     }
 
     @Test func aMissingConfigFileIsAnError() async {

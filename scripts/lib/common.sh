@@ -6,11 +6,11 @@
 # To add a package: append it to the list for the phase that needs it. Nothing else changes.
 
 # Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon).
-PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev)
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
 # (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
-# certificates for the TLS tests).
-PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl)
+# certificates for the TLS tests, a real redis-server for the Redis engine's tests).
+PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl redis-server)
 # The servers scripts/bench compares pagesyncd with (scripts/test runs `scripts/bench --quick`).
 PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
 

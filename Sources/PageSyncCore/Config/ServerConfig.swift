@@ -76,6 +76,15 @@ public struct ServerConfig: Equatable, Sendable {
     /// Whether `AUTH` is accepted on plaintext connections from other machines (default false:
     /// tokens would cross the network in clear; such clients get `ERR 403`).
     public var plaintextAuth: Bool
+    /// Where room state lives when several daemons share it (`--redis`); nil: the journal in
+    /// ``stateDirectory``.
+    public var redis: RedisURL?
+    /// The prefix of every Redis key and channel (default `pagesync:`), so that several
+    /// deployments can share one Redis.
+    public var redisPrefix: String = ServerConfig.defaultRedisPrefix
+
+    /// `pagesync:`.
+    public static let defaultRedisPrefix = "pagesync:"
 
     /// The built-in defaults: `127.0.0.1:7777`, the guide room, 4 KiB lines.
     public init(
@@ -151,6 +160,9 @@ public struct ServerConfig: Equatable, Sendable {
             if let address = tls.listen, address == listen, address.port != 0 {
                 throw ConfigError("tls: listen address \(address) is also the plaintext listen address")
             }
+        }
+        guard !redisPrefix.isEmpty, redisPrefix.utf8.count <= 64, redisPrefix.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw ConfigError("redis-prefix must be 1 to 64 printable ASCII characters without spaces, not \"\(redisPrefix)\"")
         }
     }
 

@@ -60,6 +60,7 @@ extension Coordinator {
                 stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
             }
         case .rooms:
+            if roomsAcrossDaemons(for: session) { return }
             stage(session, .deferred(.rooms))
         case .join(let name):
             guard let target = rooms[name] else {
@@ -94,6 +95,7 @@ extension Coordinator {
             session.name = name
             stage(session, .bytes(Wire.ok("NAME \(name)")))
         case .who(let offset):
+            if whoAcrossDaemons(runtime, for: session, offset: offset) { return }
             // A bounded page in join order: the reply to one WHO never grows with the room.
             let ids = runtime.members.keys.sorted()
             let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
@@ -124,6 +126,10 @@ extension Coordinator {
     /// Tries the navigation on a copy of the room: a refused one changes nothing, and a change
     /// the engine cannot save now is answered `ERR 507` without being made.
     private func navigate(_ runtime: RoomRuntime, _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
+        if let authority {
+            navigateThroughAuthority(authority, runtime, navigation, ifVersion: ifVersion, from: session)
+            return
+        }
         var trial = runtime.room
         switch trial.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
         case .success(.moved):

@@ -138,12 +138,18 @@ extension Coordinator {
             guard let r = rooms[room] else { return [] }
             return Wire.error(error, room: r.savedSnapshot)
         case .rooms:
-            let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
-                let s = r.saved
-                return "\(r.room.name) page=\(s.page) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(r.members.count) control=\(r.room.policy.requiresToken ? "token" : "open") wrap=\(r.room.policy.wraps ? "yes" : "no")"
-            }
-            return Wire.multiline(header: "OK ROOMS \(lines.count)", lines: lines)
+            return roomsReply(otherClients: [:])
         }
+    }
+
+    /// `OK ROOMS`: every room's saved state; `clients=` adds `otherClients` (other daemons').
+    func roomsReply(otherClients: [String: Int]) -> [UInt8] {
+        let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
+            let s = r.saved
+            let clients = r.members.count + (otherClients[r.room.name] ?? 0)
+            return "\(r.room.name) page=\(s.page) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(clients) control=\(r.room.policy.requiresToken ? "token" : "open") wrap=\(r.room.policy.wraps ? "yes" : "no")"
+        }
+        return Wire.multiline(header: "OK ROOMS \(lines.count)", lines: lines)
     }
 
     // MARK: - What the engine reports

@@ -66,6 +66,9 @@ public actor Coordinator {
     /// Rooms' states before their first change of this turn.
     var beforeThisTurn: [ObjectIdentifier: RoomState] = [:]
 
+    /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
+    let shared = AuthoritySide()
+
     /// Only the newest re-index of a room and the newest reload are applied.
     var reloadGeneration = 0
 
@@ -127,6 +130,7 @@ public actor Coordinator {
         engine.snapshot = { [unowned self] in
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
+        startAuthority()
         let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
         do {
             if !socketActivated {
@@ -194,7 +198,8 @@ public actor Coordinator {
                 logger.info("listening for TLS on \(host):\(address.port)")
             }
         }
-        logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(config.stateDirectory) (durability \(config.durability))")
+        let where_ = config.redis.map { "redis \($0), keys \(config.redisPrefix)*" } ?? "\(config.stateDirectory) (durability \(config.durability))"
+        logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(where_)")
         lastStatus = statusLine
         observer.ready(status: lastStatus)
         engine.started()
@@ -251,6 +256,7 @@ public actor Coordinator {
         reindexTimers.removeAll()
         watchdogTimer?.close()
         watchdogTimer = nil
+        stopAuthority()
         statusTimer?.close()
         statusTimer = nil
         authLogTimer?.close()

@@ -6,6 +6,14 @@ final class SharedLine: Sendable {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
+/// A reply another process decides (the Redis engine): staged in order, filled in when the
+/// answer comes. Nothing staged after it leaves before it is filled.
+final class PendingReply: @unchecked Sendable {  // loop thread only
+    /// The reply, once known.
+    var bytes: [UInt8]?
+    init() {}
+}
+
 /// A reply whose room state is filled in when it leaves, from the room's saved state, so a
 /// client is never told of a state that was not saved.
 enum DeferredReply: Equatable {
@@ -28,12 +36,14 @@ enum OutboxItem {
     case deferred(DeferredReply)
     /// A page's text, encoded a chunk at a time as the client takes it.
     case text(TextReplyEncoder, size: Int)
+    /// A reply decided elsewhere; it blocks what follows until filled.
+    case pending(PendingReply)
 
     var byteCount: Int {
         switch self {
         case .bytes(let b), .change(let b): b.count
         case .event(let line): line.bytes.count
-        case .deferred: 128
+        case .deferred, .pending: 128
         case .text(_, let size): size
         }
     }
@@ -97,12 +107,20 @@ struct Outbox {
 
     /// A room's new state. The newest is kept in the slot; the one it replaces is kept too
     /// while the client keeps up.
+    ///
+    /// While a pending reply waits, the slot is only replaced: the reply (an `OK` carrying a
+    /// version) then leaves before the newest state, never before an older one.
     mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
         guard !isClosingOrClosed else { return }
-        if let slot = latest, !backedUp, stagedBytes < Self.burstBound {
+        if let slot = latest, !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
             append(.event(slot.line), group: slot.group)
         }
         latest = (line, group)
+    }
+
+    /// Whether a pending reply is still waiting for its answer.
+    var hasUnfilledReply: Bool {
+        items.contains { if case .pending(let p) = $0.item { p.bytes == nil } else { false } }
     }
 
     /// Forgets the slot (the client moved to another room).
@@ -128,7 +146,7 @@ struct Outbox {
             case .event(let line):
                 stagedBytes -= line.bytes.count
                 items[i].item = .bytes([])
-            case .bytes, .deferred, .text:
+            case .bytes, .deferred, .text, .pending:
                 break
             }
         }
@@ -147,7 +165,10 @@ struct Outbox {
         var taken = 0
         var partlySent = false
         while taken < items.count, items[taken].group <= settled, !partlySent {
+            if case .pending(let p) = items[taken].item, p.bytes == nil { break }
             switch items[taken].item {
+            case .pending(let p):
+                if let b = p.bytes, !b.isEmpty { out.append(b) }
             case .bytes(let b), .change(let b):
                 if !b.isEmpty { out.append(b) }
             case .event(let line):

@@ -46,3 +46,31 @@ public struct StateEngineError: Error, Sendable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// A state engine that is the authority over room state shared with other daemons (Redis).
+///
+/// The coordinator does not apply navigations locally first: it asks ``navigate(room:navigation:ifVersion:by:pageCount:wraps:completion:)``
+/// and answers from the decision. Every state the engine learns (made by any daemon, this one
+/// included, or read back after an outage) comes through ``onRoomState``; the coordinator
+/// applies it to its room only if it is newer within the epoch, or of another epoch, and fans
+/// it out to local members. Groups handed to ``StateEngine/submit(group:rooms:)`` (rooms created
+/// at start, documents re-indexed) settle as with any engine. Loop thread only.
+public protocol AuthoritativeStateEngine: StateEngine {
+    /// Called with each room state the engine learns.
+    var onRoomState: ((SavedRoom) -> Void)? { get set }
+    /// A room's page count in this daemon (set by the coordinator): pages beyond it are clamped
+    /// when this daemon records its document.
+    var pageCount: ((String) -> Int)? { get set }
+    /// Whether changes can be made now (false while Redis is unreachable).
+    var isAvailable: Bool { get }
+    /// Decides one navigation: conditions checked, version bumped and the new state published
+    /// atomically. `completion` runs once, on the loop thread, possibly before this returns.
+    func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
+                  pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void)
+    /// Records this daemon's members of `room` (one line each; empty removes them).
+    func publishMembers(room: String, lines: [String])
+    /// Shutdown began: stop reconnecting; commands already sent still complete.
+    func shutdown()
+    /// Other daemons' live members of each room, one line each, or nil if unavailable.
+    func otherMembers(rooms: [String], completion: @escaping ([[String]]?) -> Void)
+}

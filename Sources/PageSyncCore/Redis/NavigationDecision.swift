@@ -1,0 +1,38 @@
+/// What the authority over room state (the Redis navigation script) decided about one
+/// navigation, with the room's state as the script saw or left it.
+public enum NavigationDecision: Equatable, Sendable {
+    /// The page changed: `OK` with this new state (already published to every daemon).
+    case moved(SavedRoom)
+    /// The target was the current page: `OK`, nothing changed.
+    case unchanged(SavedRoom)
+    /// Refused (409, 416, 404); nothing changed.
+    case refused(NavigationError, SavedRoom)
+    /// The room has no state in Redis (it will be created again): nothing changed.
+    case missing
+    /// The engine could not be asked (Redis down): `ERR 503`, nothing changed.
+    case unavailable
+
+    /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where
+    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last` or `nopage`, or the single
+    /// field `missing`. `navigation` and `ifVersion` are the request (for the error's details).
+    /// nil for a reply that is none of these.
+    public static func decode(_ fields: [String], room: String, navigation: Navigation, ifVersion: UInt64?) -> NavigationDecision? {
+        if fields == ["missing"] { return .missing }
+        guard fields.count == 6,
+              let state = RedisRoomFields.saved(room: room, page: fields[1], version: fields[2], by: fields[3], doc: fields[4], epoch: fields[5])
+        else { return nil }
+        switch fields[0] {
+        case "moved": return .moved(state)
+        case "same": return .unchanged(state)
+        case "conflict":
+            guard let expected = ifVersion else { return nil }
+            return .refused(.conflict(expected: expected), state)
+        case "end-first": return .refused(.pastEnd(.first), state)
+        case "end-last": return .refused(.pastEnd(.last), state)
+        case "nopage":
+            guard case .goto(let page) = navigation else { return nil }
+            return .refused(.noSuchPage(page), state)
+        default: return nil
+        }
+    }
+}

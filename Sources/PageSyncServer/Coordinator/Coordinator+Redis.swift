@@ -1,0 +1,178 @@
+import Logging
+import PageSyncCore
+import UV
+
+/// The coordinator's side of an authoritative engine (Redis): navigations are decided by the
+/// engine, states from every daemon are applied and fanned out, and presence is shared.
+extension Coordinator {
+    /// The engine, when it is the authority over room state.
+    var authority: (any AuthoritativeStateEngine)? { engine as? any AuthoritativeStateEngine }
+
+    /// Wires the engine's callbacks and starts the presence heartbeat (from ``start()``).
+    func startAuthority() {
+        guard let authority else { return }
+        authority.onRoomState = { [unowned self] saved in self.assumeIsolated { $0.applyRoomState(saved) } }
+        authority.pageCount = { [unowned self] name in self.assumeIsolated { $0.rooms[name]?.document.pageCount ?? Int.max } }
+        let timer = UV.Timer(loop: loop)
+        var ticks = 0
+        timer.start(afterMilliseconds: 200, repeatMilliseconds: 1000) {
+            ticks += 1
+            self.sharePresence(refresh: ticks % 5 == 1)
+        }
+        shared.presenceTimer = timer
+    }
+
+    /// Shutdown: this daemon's members leave every room's presence, and reconnecting stops.
+    func stopAuthority() {
+        guard let authority else { return }
+        shared.presenceTimer?.close()
+        shared.presenceTimer = nil
+        for (room, lines) in shared.presenceSent where !lines.isEmpty { authority.publishMembers(room: room, lines: []) }
+        shared.presenceSent.removeAll()
+        authority.shutdown()
+    }
+
+    // MARK: - Navigation
+
+    /// A navigation decided by the engine: the reply keeps its place among the client's
+    /// replies and is filled in when the engine answers.
+    func navigateThroughAuthority(_ authority: any AuthoritativeStateEngine, _ runtime: RoomRuntime,
+                                  _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
+        if runtime.room.policy.requiresToken && !session.control {
+            stage(session, .deferred(.navigationError(.forbidden, room: runtime.room.name)))
+            return
+        }
+        let pending = PendingReply()
+        stage(session, .pending(pending))
+        let room = runtime.room.name
+        let id = session.id
+        authority.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: session.name,
+                           pageCount: runtime.document.pageCount, wraps: runtime.room.policy.wraps) { [unowned self] decision in
+            self.assumeIsolated { $0.navigationDecided(decision, room: room, reply: pending, session: id) }
+        }
+    }
+
+    private func navigationDecided(_ decision: NavigationDecision, room: String, reply: PendingReply, session id: Int) {
+        guard let runtime = rooms[room] else {
+            reply.bytes = Self.unavailableLine
+            return
+        }
+        switch decision {
+        case .moved(let saved), .unchanged(let saved):
+            applyRoomState(saved)
+            reply.bytes = Wire.navigated(localState(saved, runtime))
+        case .refused(let error, let saved):
+            applyRoomState(saved)
+            let snapshot = RoomSnapshot(name: room, state: localState(saved, runtime), wraps: runtime.room.policy.wraps)
+            reply.bytes = Wire.error(error, room: snapshot)
+        case .missing, .unavailable:
+            reply.bytes = Self.unavailableLine
+        }
+        if let session = sessions[id] { queueFlush(session) }
+    }
+
+    /// `ERR 503 state engine unavailable`.
+    static var unavailableLine: [UInt8] {
+        Wire.error(ProtocolError(code: .full, message: "state engine unavailable", closesConnection: false))
+    }
+
+    /// A state from the engine as this daemon serves it: its own document and page count,
+    /// the shared page clamped to them.
+    private func localState(_ saved: SavedRoom, _ runtime: RoomRuntime) -> RoomState {
+        let count = runtime.document.pageCount
+        return RoomState(page: PageNumber(clamping: saved.page.number, pageCount: count), pageCount: count,
+                         version: saved.version, by: saved.by, doc: runtime.document.id, epoch: saved.epoch)
+    }
+
+    /// A room state from any daemon: applied if newer within its epoch or of another epoch,
+    /// then every local member gets it (with the usual per-client conflation).
+    func applyRoomState(_ saved: SavedRoom) {
+        guard let runtime = rooms[saved.room] else { return }
+        let current = runtime.room.state
+        guard saved.epoch != current.epoch || saved.version > current.version else { return }
+        if saved.doc != runtime.document.id && shared.docWarned[saved.room] != saved.doc {
+            shared.docWarned[saved.room] = saved.doc
+            logger.warning("room \(saved.room): the shared state is for document \(saved.doc), this daemon has \(runtime.document.id); serving this daemon's text with the shared page clamped to \(runtime.document.pageCount)")
+        }
+        runtime.room.restore(localState(saved, runtime))
+        runtime.saved = runtime.room.state
+        runtime.submitted = runtime.room.state
+        let line = SharedLine(Wire.event(runtime.snapshot))
+        for member in runtime.members.values {
+            let backedUp = member.backedUp
+            member.outbox.offer(line, group: 0, backedUp: backedUp)
+            if !backedUp { queueFlush(member) }
+        }
+    }
+
+    // MARK: - Presence
+
+    /// This daemon's members of each room, as other daemons list them in WHO.
+    private func presenceLines(_ runtime: RoomRuntime) -> [String] {
+        runtime.members.values.sorted { $0.id < $1.id }.map { "\($0.name) control=\($0.control ? "yes" : "no")" }
+    }
+
+    /// Sends each room's members when they changed, and all of them on `refresh` (heartbeat).
+    private func sharePresence(refresh: Bool) {
+        guard let authority, authority.isAvailable else { return }
+        for name in roomOrder {
+            guard let runtime = rooms[name] else { continue }
+            let lines = presenceLines(runtime)
+            let sent = shared.presenceSent[name] ?? []
+            guard lines != sent || (refresh && !lines.isEmpty) else { continue }
+            authority.publishMembers(room: name, lines: lines)
+            shared.presenceSent[name] = lines
+        }
+    }
+
+    /// WHO across daemons: this daemon's members first, then the others'. Returns false when
+    /// the engine cannot be asked (WHO is then answered from local members).
+    func whoAcrossDaemons(_ runtime: RoomRuntime, for session: Session, offset: Int) -> Bool {
+        guard let authority, authority.isAvailable else { return false }
+        let local = runtime.members.values.sorted { $0.id < $1.id }.map { m in
+            "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+        }
+        let pending = PendingReply()
+        stage(session, .pending(pending))
+        let id = session.id
+        authority.otherMembers(rooms: [runtime.room.name]) { [unowned self] others in
+            self.assumeIsolated { me in
+                let all = local + (others?.first ?? []).map { "\($0) you=no" }
+                // Bounded like a local WHO: one page, `WHO <offset>` for the next.
+                let page = WhoPage(total: all.count, offset: offset, pageSize: me.config.whoPageSize)
+                pending.bytes = Wire.multiline(header: page.header(total: all.count), lines: all[page.range].map { Substring($0) })
+                if let session = me.sessions[id] { me.queueFlush(session) }
+            }
+        }
+        return true
+    }
+
+    /// ROOMS across daemons: `clients=` counts every daemon's members. False when the engine
+    /// cannot be asked.
+    func roomsAcrossDaemons(for session: Session) -> Bool {
+        guard let authority, authority.isAvailable else { return false }
+        let pending = PendingReply()
+        stage(session, .pending(pending))
+        let id = session.id
+        let names = roomOrder
+        authority.otherMembers(rooms: names) { [unowned self] others in
+            self.assumeIsolated { me in
+                var extra: [String: Int] = [:]
+                for (name, lines) in zip(names, others ?? []) { extra[name] = lines.count }
+                pending.bytes = me.roomsReply(otherClients: extra)
+                if let session = me.sessions[id] { me.queueFlush(session) }
+            }
+        }
+        return true
+    }
+}
+
+/// What the coordinator keeps for an authoritative engine.
+final class AuthoritySide {
+    var presenceTimer: UV.Timer?
+    /// The member lines last sent per room.
+    var presenceSent: [String: [String]] = [:]
+    /// The foreign doc id last warned about per room (logged once per value).
+    var docWarned: [String: String] = [:]
+    init() {}
+}

@@ -1,0 +1,412 @@
+import Logging
+import PageSyncCore
+import UV
+
+/// Room state in Redis, shared by every pagesyncd that uses the same Redis and key prefix.
+///
+/// - Start: each configured room's hash is read with a blocking client before the loop runs.
+/// - Changes: one Lua script per navigation (``RedisScripts/navigate``) on the command
+///   connection; the script publishes the new state, and one subscriber connection
+///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
+/// - Outage: both connections are dropped and made again with backoff (100 ms doubling to
+///   5 s); meanwhile navigations are `.unavailable` and groups fail. Logged once per outage.
+///   Once back, every room is read again (a missing room is created with a new epoch).
+final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
+    var onEvent: ((EngineEvent) -> Void)?
+    var snapshot: (() -> [SavedRoom])?
+    var onRoomState: ((SavedRoom) -> Void)?
+    var pageCount: ((String) -> Int)?
+    /// Rooms are reconciled by the coordinator; the engine never refuses a local group up front.
+    var refusal: String? { nil }
+    var isBusy: Bool { inFlight > 0 }
+    private(set) var isAvailable = false
+
+    private let loop: EventLoop
+    private let url: RedisURL
+    private let prefix: String
+    private let roomNames: [String]
+    private let logger: Logger
+    /// Identifies this process's presence entries.
+    let daemonID: String
+    private var endpoint: RedisEndpoint?
+    private var command: RedisConnection?
+    private var subscriber: RedisConnection?
+    private var sha: [String: String] = [:]
+    private var retryTimer: UV.Timer?
+    private var backoffMs: UInt64 = 100
+    private var outageSince: ContinuousClock.Instant?
+    private var ready = (command: false, subscriber: false)
+    private var inFlight = 0
+    /// Groups handed over and not settled: how many script replies each still waits for.
+    private var groups: [(id: UInt64, remaining: Int, failed: Bool)] = []
+    private var stopped = false
+    /// Whether the connections have been up once; groups submitted before that wait for them.
+    private var everAvailable = false
+    private var heldGroups: [(group: UInt64, rooms: [SavedRoom])] = []
+    /// The rooms are read again once this group (created at start) is settled.
+    private var resyncAfterGroup: UInt64?
+
+    init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
+        self.loop = loop
+        self.url = url
+        self.prefix = prefix
+        self.roomNames = roomNames
+        self.logger = logger
+        self.daemonID = Epoch.random().description
+    }
+
+    func roomKey(_ room: String) -> String { "\(prefix)room:\(room)" }
+    func presenceKey(_ room: String) -> String { "\(prefix)who:\(room)" }
+
+    // MARK: - Start
+
+    func load() throws(StateEngineError) -> LoadedState {
+        let endpoint: RedisEndpoint
+        do {
+            switch url.location {
+            case .tcp(let host, let port): endpoint = try RedisEndpoint.resolving(host: host, port: port)
+            case .unix(let path): endpoint = .unix(path: path)
+            }
+            self.endpoint = endpoint
+            let client = try RedisBlockingClient(endpoint: endpoint)
+            for args in setupCommands() {
+                if case .error(let e) = try client.command(args) { throw RedisFailure("\(args[0]): \(e)") }
+            }
+            var rooms: [String: SavedRoom] = [:]
+            for name in roomNames {
+                let reply = try client.command(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"])
+                switch Self.decodeHash(reply, room: name) {
+                case .some(.some(let saved)): rooms[name] = saved
+                case .some(.none): break
+                case .none: throw RedisFailure("\(roomKey(name)) does not hold a pagesync room (\(reply))")
+                }
+            }
+            return LoadedState(rooms: rooms, newEpochReason: nil)
+        } catch {
+            throw StateEngineError("\(url): \(error)")
+        }
+    }
+
+    /// AUTH and SELECT, as the URL asks.
+    private func setupCommands() -> [[String]] {
+        var out: [[String]] = []
+        if let password = url.password { out.append(url.user.map { ["AUTH", $0, password] } ?? ["AUTH", password]) }
+        if url.database != 0 { out.append(["SELECT", String(url.database)]) }
+        return out
+    }
+
+    /// An HMGET reply of a room hash: nil if it is not one, `.some(nil)` if the room is missing.
+    static func decodeHash(_ reply: RedisReply, room: String) -> SavedRoom??  {
+        guard case .array(let f) = reply, f.count == 5 else { return nil }
+        if f[0] == .null && f[1] == .null { return .some(nil) }
+        guard let page = f[0].text, let version = f[1].text else { return nil }
+        let saved = RedisRoomFields.saved(room: room, page: page, version: version, by: f[2].text ?? "-",
+                                          doc: f[3].text ?? "-", epoch: f[4].text ?? "0")
+        return saved.map { .some($0) }
+    }
+
+    func started() {
+        connect()
+    }
+
+    func closeCleanly() {}
+
+    func shutdown() {
+        stopped = true
+        retryTimer?.close()
+        retryTimer = nil
+    }
+
+    // MARK: - Connections
+
+    private func connect() {
+        guard !stopped, let endpoint else { return }
+        ready = (false, false)
+        let command = RedisConnection(loop: loop)
+        let subscriber = RedisConnection(loop: loop)
+        self.command = command
+        self.subscriber = subscriber
+        let lost: (String?) -> Void = { [unowned self] reason in self.connectionLost(reason ?? "connection closed") }
+        if let failure = command.connect(to: endpoint, onConnect: { [unowned self] failure in
+            if let failure { self.connectionLost(failure) }
+        }, onDisconnect: lost) {
+            connectionLost(failure)
+            return
+        }
+        if let failure = subscriber.connect(to: endpoint, onConnect: { [unowned self] failure in
+            if let failure { self.connectionLost(failure) }
+        }, onDisconnect: lost) {
+            connectionLost(failure)
+            return
+        }
+        for args in setupCommands() {
+            command.send(args) { [unowned self] reply in self.checkSetup(args[0], reply) }
+            if args[0] == "AUTH" { subscriber.send(args) { [unowned self] reply in self.checkSetup(args[0], reply) } }
+        }
+        command.send(["PING"]) { [unowned self, weak command] reply in
+            guard let command, command === self.command, reply != nil else { return }
+            self.ready.command = true
+            self.becameReadyIfBoth()
+        }
+        let pattern = Self.globEscaped(prefix) + "room:*"
+        subscriber.psubscribe(pattern) { [unowned self, weak subscriber] reply in
+            guard let subscriber, subscriber === self.subscriber, let reply else { return }
+            self.published(reply)
+        }
+        // A connect that hangs (a dropped SYN) counts as an outage too.
+        armRetry(afterMs: 3000, reconnecting: false)
+    }
+
+    private func checkSetup(_ what: String, _ reply: RedisReply?) {
+        if case .error(let e) = reply { connectionLost("\(what) failed: \(e)") }
+    }
+
+    private func becameReadyIfBoth() {
+        guard ready.command && ready.subscriber, !isAvailable else { return }
+        retryTimer?.stop()
+        isAvailable = true
+        backoffMs = 100
+        if let since = outageSince {
+            logger.notice("redis \(url) is back after \(since.duration(to: .now)); reading the rooms again")
+            outageSince = nil
+        }
+        if !everAvailable {
+            // The rooms created at start go first, so the re-read below finds them.
+            everAvailable = true
+            let held = heldGroups
+            heldGroups.removeAll()
+            if let last = held.last {
+                resyncAfterGroup = last.group
+                for g in held { submit(group: g.group, rooms: g.rooms) }
+                return
+            }
+        }
+        resync()
+    }
+
+    private func connectionLost(_ reason: String) {
+        guard !stopped else { return }
+        if outageSince == nil {
+            outageSince = .now
+            logger.error("redis \(url) unavailable: \(reason); changes get ERR 503 until it is back")
+        }
+        isAvailable = false
+        ready = (false, false)
+        let c = command, s = subscriber
+        command = nil
+        subscriber = nil
+        c?.close()
+        s?.close()
+        failGroups()
+        armRetry(afterMs: backoffMs, reconnecting: true)
+        backoffMs = min(backoffMs * 2, 5000)
+    }
+
+    private func armRetry(afterMs: UInt64, reconnecting: Bool) {
+        let timer = retryTimer ?? UV.Timer(loop: loop)
+        retryTimer = timer
+        timer.start(afterMilliseconds: afterMs) { [unowned self] in
+            if reconnecting {
+                self.connect()
+            } else if !self.isAvailable {
+                self.connectionLost("no answer within 3 s")
+            }
+        }
+    }
+
+    private func published(_ reply: RedisReply) {
+        guard case .array(let parts) = reply, let kind = parts.first?.text else { return }
+        if kind == "psubscribe" {
+            ready.subscriber = true
+            becameReadyIfBoth()
+            return
+        }
+        guard kind == "pmessage", parts.count == 4, let line = parts[3].text else { return }
+        guard let saved = RoomStateLine.decode(line) else {
+            logger.warning("ignoring a malformed state on \(parts[2].text ?? "?"): \(line)")
+            return
+        }
+        onRoomState?(saved)
+    }
+
+    /// After (re)connecting: every room read again; a missing one is created with a new epoch
+    /// from the coordinator's current state.
+    private func resync() {
+        let current = Dictionary((snapshot?() ?? []).map { ($0.room, $0) }, uniquingKeysWith: { a, _ in a })
+        for name in roomNames {
+            guard let mine = current[name] else { continue }
+            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"]) { [unowned self] reply in
+                guard let reply else { return }
+                switch Self.decodeHash(reply, room: name) {
+                case .some(.some(let saved)):
+                    self.onRoomState?(saved)
+                case .some(.none):
+                    var fresh = mine
+                    fresh.epoch = .random()
+                    self.logger.warning("room \(name) has no state in redis \(self.url): starting it again at page \(fresh.page) with a new epoch \(fresh.epoch)")
+                    self.sync(fresh, pageCount: Int.max, mode: "create") { _ in }
+                case .none:
+                    self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
+                }
+            }
+        }
+    }
+
+    // MARK: - Commands
+
+    private func send(_ args: [String], completion: @escaping (RedisReply?) -> Void) {
+        guard let command, command.send(args, completion: { [unowned self] reply in
+            self.inFlight -= 1
+            completion(reply)
+        }) else {
+            completion(nil)
+            return
+        }
+        inFlight += 1
+    }
+
+    /// EVALSHA, loading the script first when Redis does not know it (NOSCRIPT).
+    private func eval(_ name: String, _ source: String, keys: [String], args: [String], completion: @escaping (RedisReply?) -> Void) {
+        let run: (String) -> Void = { [unowned self] sha in
+            self.send(["EVALSHA", sha, String(keys.count)] + keys + args) { [unowned self] reply in
+                if case .error(let e) = reply, e.hasPrefix("NOSCRIPT") {
+                    self.sha[name] = nil
+                    self.eval(name, source, keys: keys, args: args, completion: completion)
+                } else {
+                    completion(reply)
+                }
+            }
+        }
+        if let known = sha[name] {
+            run(known)
+            return
+        }
+        send(["SCRIPT", "LOAD", source]) { [unowned self] reply in
+            guard let reply, let loaded = reply.text, case .string = reply else {
+                if case .error(let e) = reply { self.logger.error("SCRIPT LOAD \(name): \(e)") }
+                completion(reply)
+                return
+            }
+            self.sha[name] = loaded
+            run(loaded)
+        }
+    }
+
+    func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
+                  pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void) {
+        guard isAvailable else {
+            completion(.unavailable)
+            return
+        }
+        let (op, page): (String, String) = switch navigation {
+        case .next: ("next", "")
+        case .previous: ("prev", "")
+        case .first: ("first", "")
+        case .last: ("last", "")
+        case .goto(let p): ("goto", String(p.number))
+        }
+        let key = roomKey(room)
+        eval("navigate", RedisScripts.navigate, keys: [key],
+             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room]) { [unowned self] reply in
+            guard let reply else { return completion(.unavailable) }
+            guard case .array(let items) = reply,
+                  let decision = NavigationDecision.decode(items.map { $0.text ?? "" }, room: room, navigation: navigation, ifVersion: ifVersion)
+            else {
+                self.logger.error("navigation script for room \(room): unexpected reply \(reply)")
+                return completion(.unavailable)
+            }
+            if decision == .missing { self.resync() }
+            completion(decision)
+        }
+    }
+
+    private func sync(_ state: SavedRoom, pageCount: Int, mode: String, completion: @escaping (Bool) -> Void) {
+        let key = roomKey(state.room)
+        let count = pageCount == Int.max ? String(Int32.max) : String(max(1, pageCount))
+        eval("sync", RedisScripts.sync, keys: [key],
+             args: [String(state.page.number), String(state.version), state.by ?? "-", state.doc, state.epoch.description,
+                    count, key, state.room, mode]) { [unowned self] reply in
+            guard case .array(let items) = reply, items.count == 6,
+                  let saved = RedisRoomFields.saved(room: state.room, page: items[1].text ?? "", version: items[2].text ?? "",
+                                                    by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")
+            else {
+                if let reply { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
+                return completion(false)
+            }
+            self.onRoomState?(saved)
+            completion(true)
+        }
+    }
+
+    // MARK: - Groups
+
+    func submit(group: UInt64, rooms: [SavedRoom]) {
+        if !everAvailable && !stopped && outageSince == nil {
+            heldGroups.append((group, rooms))
+            return
+        }
+        guard isAvailable else {
+            onEvent?(.failed(after: group - 1, reason: "state engine unavailable"))
+            return
+        }
+        groups.append((group, rooms.count, false))
+        for room in rooms {
+            sync(room, pageCount: pageCount?(room.room) ?? Int.max, mode: "doc") { [unowned self] ok in self.groupReply(group, ok: ok) }
+        }
+        if rooms.isEmpty { groupReply(group, ok: true, counts: false) }
+    }
+
+    private func groupReply(_ group: UInt64, ok: Bool, counts: Bool = true) {
+        guard let i = groups.firstIndex(where: { $0.id == group }) else { return }
+        if counts { groups[i].remaining -= 1 }
+        if !ok { groups[i].failed = true }
+        while let first = groups.first, first.remaining <= 0 {
+            groups.removeFirst()
+            if first.failed {
+                groups.removeAll()
+                onEvent?(.failed(after: first.id - 1, reason: "state engine unavailable"))
+                return
+            }
+            onEvent?(.settled(upTo: first.id))
+            if let after = resyncAfterGroup, first.id >= after {
+                resyncAfterGroup = nil
+                resync()
+            }
+        }
+    }
+
+    private func failGroups() {
+        guard let first = groups.first else { return }
+        groups.removeAll()
+        onEvent?(.failed(after: first.id - 1, reason: "state engine unavailable"))
+    }
+
+    // MARK: - Presence
+
+    /// How long a daemon's members stay listed without a heartbeat.
+    static let presenceTTLms = 20_000
+
+    func publishMembers(room: String, lines: [String]) {
+        guard isAvailable else { return }
+        eval("presence", RedisScripts.presence, keys: [presenceKey(room)],
+             args: [daemonID, String(Self.presenceTTLms), lines.joined(separator: "\n")]) { _ in }
+    }
+
+    func otherMembers(rooms: [String], completion: @escaping ([[String]]?) -> Void) {
+        guard isAvailable else { return completion(nil) }
+        eval("members", RedisScripts.members, keys: rooms.map(presenceKey), args: [daemonID]) { reply in
+            guard case .array(let items) = reply, items.count == rooms.count else { return completion(nil) }
+            completion(items.map { ($0.text ?? "").split(separator: "\n").map(String.init) })
+        }
+    }
+
+    /// A key prefix as a PSUBSCRIBE pattern that matches only itself.
+    static func globEscaped(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            if "*?[]\\".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out
+    }
+}

@@ -1,0 +1,112 @@
+/// The Lua scripts the Redis engine runs (EVALSHA; loaded again on NOSCRIPT). Each one is
+/// atomic in Redis, so daemons never interleave inside a change.
+///
+/// A room is the hash `<prefix>room:<name>` with fields page, version, by, doc, epoch, and its
+/// changes are published on the channel of the same name as `RoomStateLine`s.
+enum RedisScripts {
+    /// One navigation. KEYS[1]: the room hash. ARGV: op (next, prev, first, last, goto), goto
+    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name.
+    /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`).
+    static let navigate = """
+        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+        if not h[1] or not h[2] then return {'missing'} end
+        local page = tonumber(h[1])
+        local version = tonumber(h[2])
+        local by = h[3] or '-'
+        local doc = h[4] or '-'
+        local epoch = h[5] or '0'
+        local count = tonumber(ARGV[5])
+        local function state(outcome)
+          return {outcome, string.format('%d', page), string.format('%.0f', version), by, doc, epoch}
+        end
+        if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version then return state('conflict') end
+        if page > count then page = count end
+        local op = ARGV[1]
+        local target
+        if op == 'next' then
+          if page < count then target = page + 1 elseif ARGV[6] == '1' then target = 1 else return state('end-last') end
+        elseif op == 'prev' then
+          if page > 1 then target = page - 1 elseif ARGV[6] == '1' then target = count else return state('end-first') end
+        elseif op == 'first' then target = 1
+        elseif op == 'last' then target = count
+        else
+          target = tonumber(ARGV[2])
+          if target > count then return state('nopage') end
+        end
+        if target == page then return state('same') end
+        page = target
+        version = version + 1
+        by = ARGV[4]
+        local v = string.format('%.0f', version)
+        redis.call('HSET', KEYS[1], 'page', page, 'version', v, 'by', by)
+        redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. v .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
+        return state('moved')
+        """
+
+    /// Creates a room that is missing, or records this daemon's document for it. KEYS[1]: the
+    /// room hash. ARGV: page, version, by, doc, epoch (the state to create), page count,
+    /// channel, room name, mode. Mode `create` leaves an existing room as it is; mode `doc` sets
+    /// the doc, clamps the page to the count and bumps the version. Returns {outcome, page,
+    /// version, by, doc, epoch} with outcome `created`, `changed` or `kept`.
+    static let sync = """
+        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+        if not h[1] or not h[2] then
+          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
+          return {'created', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+        end
+        local page = tonumber(h[1])
+        local version = tonumber(h[2])
+        local by = h[3] or '-'
+        local doc = h[4] or '-'
+        local epoch = h[5] or '0'
+        if ARGV[9] == 'doc' then
+          local count = tonumber(ARGV[6])
+          if page > count then page = count end
+          doc = ARGV[4]
+          version = version + 1
+          local v = string.format('%.0f', version)
+          redis.call('HSET', KEYS[1], 'page', page, 'version', v, 'doc', doc)
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. v .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
+          return {'changed', string.format('%d', page), v, by, doc, epoch}
+        end
+        return {'kept', string.format('%d', page), string.format('%.0f', version), by, doc, epoch}
+        """
+
+    /// This daemon's members of one room. KEYS[1]: the room's presence hash. ARGV: daemon id,
+    /// time to live in ms, the member lines joined by LF ('' removes the daemon's entry).
+    /// Each entry is `<expiry ms>` LF lines, the expiry taken from Redis's clock.
+    static let presence = """
+        if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        redis.call('HSET', KEYS[1], ARGV[1], string.format('%.0f', now + tonumber(ARGV[2])) .. '\\n' .. ARGV[3])
+        redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 3)
+        return 1
+        """
+
+    /// Other daemons' members of each room. KEYS: presence hashes. ARGV[1]: this daemon's id.
+    /// Returns one string per key: the live entries' lines joined by LF; expired entries
+    /// (a daemon that died) are deleted.
+    static let members = """
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        local out = {}
+        for i, key in ipairs(KEYS) do
+          local all = redis.call('HGETALL', key)
+          local lines = {}
+          for j = 1, #all, 2 do
+            local value = all[j + 1]
+            local nl = string.find(value, '\\n', 1, true)
+            local expiry = nl and tonumber(string.sub(value, 1, nl - 1))
+            if not expiry or expiry < now then
+              redis.call('HDEL', key, all[j])
+            elseif all[j] ~= ARGV[1] then
+              table.insert(lines, string.sub(value, nl + 1))
+            end
+          end
+          out[i] = table.concat(lines, '\\n')
+        end
+        return out
+        """
+}

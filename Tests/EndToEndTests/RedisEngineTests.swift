@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+
+/// Several daemons sharing rooms through a real redis-server.
+@Suite(.serialized) struct RedisEngineTests {
+    private static let doc = (1...10).map { "page \($0)" }.joined(separator: "\u{0C}")
+
+    private func daemons(_ n: Int, _ workspace: Workspace, _ redis: RedisServer) async throws -> [Daemon] {
+        try workspace.write("talk.txt", Self.doc)
+        var out: [Daemon] = []
+        for i in 0..<n {
+            out.append(try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
+                "--redis", redis.url, "--redis-prefix", "t\(ProcessInfo.processInfo.processIdentifier):", "--state-dir", workspace.url("s\(i)").path]))
+        }
+        return out
+    }
+
+    @Test("a change on one daemon reaches followers on the others; a late joiner starts on the shared page")
+    func crossDaemonFanOut() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            let (presenter, _) = try await ds[0].join()
+            let (f1, _) = try await ds[1].join()
+            let (f2, _) = try await ds[2].join()
+            let ok = try await presenter.ok("GOTO 4")
+            #expect(ok.fields["page"] == "4")
+            for f in [f1, f2] {
+                let page = try await f.expectLine(prefix: "PAGE ")
+                #expect(page.fields["page"] == "4" && page.fields["version"] == ok.fields["version"])
+            }
+            let (late, hello) = try await ds[2].join()
+            #expect(hello.fields["page"] == "4" && hello.fields["version"] == ok.fields["version"])
+            // Each daemon shares its members about once a second.
+            var who = try await late.command("WHO")
+            for _ in 0..<100 where who.lines.count != 4 {
+                try await Task.sleep(for: .milliseconds(50))
+                who = try await late.command("WHO")
+            }
+            #expect(who.lines.count == 4, "WHO lists every daemon's clients: \(who)")
+            #expect(who.lines.filter { $0.hasSuffix("you=yes") }.count == 1)
+            let rooms = try await late.command("ROOMS")
+            #expect(rooms.lines.first?.contains("clients=4") == true, "ROOMS counts every daemon's clients: \(rooms)")
+        }
+    }
+
+    @Test("30 clients on three daemons send NEXT IF <v> at once: exactly one OK, 29 ERR 409")
+    func conditionalRaceAcrossDaemons() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            var clients: [LineClient] = []
+            var version = ""
+            for i in 0..<30 {
+                let (c, hello) = try await ds[i % 3].join()
+                version = hello.fields["version"] ?? ""
+                clients.append(c)
+            }
+            let expected = version
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for c in clients { group.addTask { try await c.send("NEXT IF \(expected)") } }
+                try await group.waitForAll()
+            }
+            var oks = 0, conflicts = 0
+            for c in clients {
+                let reply = try await c.readReply()
+                if reply.header.kind == "OK" { oks += 1 } else if reply.header.raw.hasPrefix("ERR 409") { conflicts += 1 }
+            }
+            #expect(oks == 1 && conflicts == 29)
+        }
+    }
+
+    @Test("Redis killed: changes get ERR 503 while reads work; restarted empty: a new epoch, and changes work again")
+    func redisDownAndBack() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(2, workspace, redis)
+            let (a, hello) = try await ds[0].join()
+            let (b, _) = try await ds[1].join()
+            try await a.ok("GOTO 3")
+            _ = try await b.expectLine(prefix: "PAGE ")
+            try await redis.kill()
+            var refused = false
+            for _ in 0..<100 where !refused {
+                let reply = try await a.command("NEXT")
+                refused = reply.header.raw == "ERR 503 state engine unavailable"
+                if !refused { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(refused)
+            let status = try await a.command("STATUS")
+            #expect(status.header.kind == "OK" && status.header.fields["page"] != nil)
+            try await redis.start()
+            var moved: ServerLine?
+            for _ in 0..<200 where moved == nil {
+                let reply = try await b.command("GOTO 7")
+                if reply.header.kind == "OK" { moved = reply.header } else { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(moved != nil, "changes work again once Redis is back")
+            var page: ServerLine
+            repeat { page = try await a.expectLine(prefix: "PAGE ") } while page.fields["page"] != "7"
+            #expect(page.fields["epoch"] != hello.fields["epoch"], "Redis came back without the data: a new epoch")
+        }
+    }
+
+    @Test("nine writers on three daemons: every follower sees versions strictly increasing, ending at the last")
+    func orderedVersionsWithNineWriters() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            var followers: [LineClient] = []
+            for d in ds { followers.append(try await d.join().0) }
+            var writers: [LineClient] = []
+            for i in 0..<9 { writers.append(try await ds[i % 3].join().0) }
+            let fixed = writers
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (i, w) in fixed.enumerated() {
+                    group.addTask {
+                        for n in 0..<20 { _ = try await w.command("GOTO \((i + n) % 10 + 1)") }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let final = try await writers[0].command("STATUS")
+            let last = UInt64(final.header.fields["version"] ?? "") ?? 0
+            for f in followers {
+                var seen: UInt64 = 0
+                while seen < last {
+                    let page = try await f.expectLine(prefix: "PAGE ")
+                    let v = UInt64(page.fields["version"] ?? "") ?? 0
+                    #expect(v > seen, "versions go only up: \(v) after \(seen)")
+                    seen = v
+                }
+                #expect(seen == last)
+            }
+        }
+    }
+
+    @Test("every daemon restarted: the rooms keep their page, version and epoch")
+    func restartKeepsState() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let ok = try await a.ok("GOTO 6")
+            let before = try await a.command("STATUS").header
+            for d in ds {
+                d.send(signal: SIGTERM)
+                _ = try await d.waitForExit(timeout: .seconds(10))
+            }
+            let again = try await daemons(3, workspace, redis)
+            for d in again {
+                let (_, hello) = try await d.join()
+                #expect(hello.fields["page"] == "6" && hello.fields["version"] == ok.fields["version"])
+                #expect(hello.fields["epoch"] == before.fields["epoch"])
+            }
+        }
+    }
+
+    @Test("one daemon killed: the others keep working, and its clients leave WHO within 30 s")
+    func oneDaemonKilled() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(3, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let (b, _) = try await ds[1].join()
+            let (c, _) = try await ds[2].join()
+            var who = try await a.command("WHO")
+            for _ in 0..<100 where who.lines.count != 3 {
+                try await Task.sleep(for: .milliseconds(50))
+                who = try await a.command("WHO")
+            }
+            #expect(who.lines.count == 3)
+            ds[2].kill9()
+            try await a.ok("NEXT")
+            _ = try await b.expectLine(prefix: "PAGE ")
+            let start = ContinuousClock.now
+            while who.lines.count != 2 && ContinuousClock.now - start < .seconds(30) {
+                try await Task.sleep(for: .milliseconds(500))
+                who = try await a.command("WHO")
+            }
+            #expect(who.lines.count == 2, "the killed daemon's client left WHO: \(who)")
+            c.close()
+        }
+    }
+}

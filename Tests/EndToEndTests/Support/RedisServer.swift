@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `redis-server` on a free port, without persistence, for one test.
+final class RedisServer: @unchecked Sendable {
+    let port: UInt16
+    private var process: ChildProcess?
+    private let log: URL
+
+    /// Starts redis-server in `workspace` and waits until it answers.
+    init(in workspace: Workspace, port: UInt16? = nil) async throws {
+        self.port = try port ?? Self.freePort()
+        log = workspace.url("redis-\(self.port).log")
+        try await start()
+    }
+
+    var url: String { "redis://127.0.0.1:\(port)" }
+
+    /// Starts (or restarts) the server, empty.
+    func start() async throws {
+        let fd = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { Glibc.close(fd) }
+        process = try ChildProcess(executable: try Self.executable(),
+                                   arguments: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                                   outputFD: fd)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if (try? await LineClient.connect(port: port, label: "redis probe")).map({ $0.close(); return true }) == true { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("redis-server did not listen on \(port)")
+    }
+
+    /// `kill -9`: the data (kept only in memory) is gone.
+    func kill() async throws {
+        process?.send(signal: SIGKILL)
+        _ = try await process?.wait(timeout: .seconds(10))
+        process = nil
+    }
+
+    deinit { process?.send(signal: SIGKILL) }
+
+    /// `redis-server` from PATH (scripts/test installs it).
+    private static func executable() throws -> String {
+        let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") + ["/usr/sbin", "/usr/bin"]
+        for dir in dirs where access("\(dir)/redis-server", X_OK) == 0 { return "\(dir)/redis-server" }
+        throw HarnessError("redis-server is not installed (apt-get install redis-server)")
+    }
+
+    private static func freePort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard bound else { throw HarnessError("cannot find a free port") }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+}

@@ -1,0 +1,53 @@
+import Testing
+@testable import PageSyncCore
+@testable import PageSyncServer
+
+private func line(_ text: String) -> SharedLine { SharedLine(Array("\(text)\n".utf8)) }
+private func text(_ chunks: [[UInt8]]) -> String { chunks.map { String(decoding: $0, as: UTF8.self) }.joined() }
+private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
+
+/// Replies decided by another process (the Redis engine) keep their place.
+@Suite struct PendingReplyTests {
+    @Test func aPendingReplyHoldsBackWhatFollowsUntilFilled() {
+        var o = Outbox()
+        let pending = PendingReply()
+        o.stage(.bytes(Array("A\n".utf8)), group: 0, backedUp: false)
+        o.stage(.pending(pending), group: 0, backedUp: false)
+        o.stage(.bytes(Array("PONG\n".utf8)), group: 0, backedUp: false)
+        #expect(o.hasUnfilledReply)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "A\n")
+        pending.bytes = Array("OK page=2 pages=3 version=8\n".utf8)
+        #expect(!o.hasUnfilledReply)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "OK page=2 pages=3 version=8\nPONG\n")
+        #expect(o.isEmpty && o.stagedBytes == 0)
+    }
+
+    @Test func statesArrivingWhileAReplyWaitsAreConflatedSoVersionsNeverGoBack() {
+        // Another daemon's v7 arrives before this client's own v8 is answered: the client must
+        // not read OK v8 and then PAGE v7.
+        var o = Outbox()
+        let pending = PendingReply()
+        o.stage(.pending(pending), group: 0, backedUp: false)
+        o.offer(line("PAGE v7"), group: 0, backedUp: false)
+        o.offer(line("PAGE v8"), group: 0, backedUp: false)
+        #expect(o.take(settled: 0, backedUp: false, render: noRender).isEmpty)
+        pending.bytes = Array("OK version=8\n".utf8)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "OK version=8\nPAGE v8\n")
+    }
+
+    @Test func withoutAPendingReplyEveryStateStillLeaves() {
+        var o = Outbox()
+        o.offer(line("PAGE v7"), group: 0, backedUp: false)
+        o.offer(line("PAGE v8"), group: 0, backedUp: false)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "PAGE v7\nPAGE v8\n")
+    }
+
+    @Test func anEmptyAnswerLeavesNothing() {
+        var o = Outbox()
+        let pending = PendingReply()
+        o.stage(.pending(pending), group: 0, backedUp: false)
+        pending.bytes = []
+        #expect(o.take(settled: 0, backedUp: false, render: noRender).isEmpty)
+        #expect(o.isEmpty)
+    }
+}
