@@ -162,7 +162,7 @@ public final class TCPConnection {
         let context = ResolveContext(loop: loop, port: port, done: done)
         request.pointee.data = Unmanaged.passRetained(context).toOpaque()
         var hints = addrinfo()
-        hints.ai_socktype = Int32(Glibc.SOCK_STREAM.rawValue)
+        hints.ai_socktype = 1  // SOCK_STREAM (hiredis's module map takes <sys/socket.h>, hiding the name)
         hints.ai_family = AF_UNSPEC
         let result = uv_getaddrinfo(loop.raw, request, { request, status, info in
             guard let request, let data = request.pointee.data else { return }
