@@ -87,4 +87,11 @@ final class ChildProcess: @unchecked Sendable {
     func send(signal: Int32) {
         if termination == nil { kill(pid, signal) }
     }
+
+    /// SIGKILL, then waits (blocking, at most 5 s) until the child is reaped. A child left a
+    /// zombie makes Swift Testing's exit-test monitor (waitid on every child) spin forever.
+    func killAndReap() {
+        send(signal: SIGKILL)
+        for _ in 0..<500 where termination == nil { usleep(10_000) }
+    }
 }

@@ -40,7 +40,7 @@ final class RedisServer: @unchecked Sendable {
         process = nil
     }
 
-    deinit { process?.send(signal: SIGKILL) }
+    deinit { process?.killAndReap() }
 
     /// `redis-server` from PATH (scripts/test installs it).
     private static func executable() throws -> String {
