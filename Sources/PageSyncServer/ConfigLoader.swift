@@ -69,7 +69,7 @@ public enum ConfigLoader {
         if let configFile {
             let reader: ConfigReader
             do {
-                reader = ConfigReader(provider: try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
+                reader = ConfigReader(provider: try await FileProvider<YAMLFileSnapshot>(filePath: FilePath(configFile)))
             } catch {
                 throw ConfigError("\(configFile): \(error)")
             }

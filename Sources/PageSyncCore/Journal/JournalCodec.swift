@@ -65,17 +65,14 @@ public enum JournalCodec {
 
     /// Decodes the frame at `offset` of `bytes`.
     public static func frame(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Frame {
-        let available = bytes.count - offset
-        guard available >= headerSize else { return .incomplete }
-        let length = Int(readInteger(bytes, offset, as: UInt32.self))
-        guard length >= 1, length <= maxPayload else { return .damaged }
-        guard available - headerSize >= length else { return .incomplete }
-        let crc = readInteger(bytes, offset + 4, as: UInt32.self)
-        let lengthBytes = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 4])
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)])
-        guard CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes)) == crc else { return .damaged }
-        guard let record = decodePayload(payload) else { return .damaged }
-        return .record(record, next: offset + headerSize + length)
+        switch check(in: bytes, at: offset) {
+        case .room(_, let payload, let next):
+            guard let record = record(payload: payload, in: bytes) else { return .damaged }
+            return .record(record, next: next)
+        case .other(let record, let next): return .record(record, next: next)
+        case .incomplete: return .incomplete
+        case .damaged: return .damaged
+        }
     }
 
     /// What ``check(in:at:)`` finds at an offset: a frame checked without being decoded.
@@ -91,9 +88,9 @@ public enum JournalCodec {
         case damaged
     }
 
-    /// Checks the frame at `offset` exactly as ``frame(in:at:)`` does (length, checksum and
-    /// the payload's structure, UTF-8 included) but makes no `String` for a room record: it
-    /// gives the byte ranges instead. Recovery uses it to read a journal of a million
+    /// Checks the frame at `offset` in full (length, checksum and the payload's structure,
+    /// UTF-8 included) but makes no `String` for a room record: it gives the byte ranges
+    /// instead. Recovery uses it to read a journal of a million
     /// records without a million allocations, and decodes only each room's last record.
     public static func check(in bytes: UnsafeRawBufferPointer, at offset: Int) -> CheckedFrame {
         let available = bytes.count - offset
