@@ -36,6 +36,7 @@ struct Run: ParsableCommand {
     @Option(help: "pagesyncd, redis, nats or floor.") var target: Target
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Target port.") var port: Int
+    @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
     @Option(name: .customLong("server-pid"), help: "The target's PID, for RSS and fd counts.") var serverPID: Int32?
     @Option(help: "Label for the result rows (default: the target).") var label: String?
     @Option(help: "Append result rows to this TSV file.") var out: String?
@@ -67,9 +68,11 @@ struct Run: ParsableCommand {
         }
         guard controlPort > 0 else { throw ExitCode(1) }
         var workerPIDs: [pid_t] = []
+        let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
+        let ports = spread.isEmpty ? [port] : spread
         for id in 0..<workerCount {
             guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
-                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]) else {
+                                                                "--host", host, "--port", "\(ports[id % ports.count])", "--id", "\(id)"]) else {
                 log("cannot spawn worker"); throw ExitCode(1)
             }
             workerPIDs.append(child.pid)
