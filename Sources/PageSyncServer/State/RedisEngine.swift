@@ -252,6 +252,15 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         c?.close()
         s?.close()
         failGroups()
+        if !everAvailable, let first = heldGroups.first {
+            // Redis answered the start-up reads but went away before the connections were up:
+            // the rooms created at start are not saved (so HELLO does not wait for them), and
+            // the first connection reconciles every room as after a start without Redis.
+            heldGroups.removeAll()
+            resyncAfterGroup = nil
+            startedOffline = true
+            onEvent?(.failed(after: first.group - 1, reason: "state engine unavailable"))
+        }
         armRetry(afterMs: backoffMs, reconnecting: true)
         backoffMs = min(backoffMs * 2, 5000)
     }
