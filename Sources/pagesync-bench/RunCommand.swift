@@ -71,8 +71,10 @@ struct Run: ParsableCommand {
         let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
         let ports = spread.isEmpty ? [port] : spread
         for id in 0..<workerCount {
+            let port = ports[id % ports.count]  // this worker's followers connect here
+
             guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
-                                                                "--host", host, "--port", "\(ports[id % ports.count])", "--id", "\(id)"]) else {
+                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]) else {
                 log("cannot spawn worker"); throw ExitCode(1)
             }
             workerPIDs.append(child.pid)
