@@ -36,7 +36,6 @@ struct Run: ParsableCommand {
     @Option(help: "pagesyncd, redis, nats or floor.") var target: Target
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Target port.") var port: Int
-    @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
     @Option(name: .customLong("server-pid"), help: "The target's PID, for RSS and fd counts.") var serverPID: Int32?
     @Option(help: "Label for the result rows (default: the target).") var label: String?
     @Option(help: "Append result rows to this TSV file.") var out: String?
@@ -52,6 +51,7 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("churn-ms"), help: "Churn duration in milliseconds.") var churnMs = 3000
     @Option(name: .customLong("churn-concurrency"), help: "Concurrent connect/ping/close chains per worker.") var churnConcurrency = 16
     @Option(name: .customLong("settle-ms"), help: "Pause before reading the server's RSS.") var settleMs = 1000
+    @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
 
     func run() throws {
         let tests = Set(self.tests.split(separator: ",").map(String.init))
