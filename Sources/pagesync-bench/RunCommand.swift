@@ -51,6 +51,7 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("churn-ms"), help: "Churn duration in milliseconds.") var churnMs = 3000
     @Option(name: .customLong("churn-concurrency"), help: "Concurrent connect/ping/close chains per worker.") var churnConcurrency = 16
     @Option(name: .customLong("settle-ms"), help: "Pause before reading the server's RSS.") var settleMs = 1000
+    @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
 
     func run() throws {
         let tests = Set(self.tests.split(separator: ",").map(String.init))
@@ -67,7 +68,11 @@ struct Run: ParsableCommand {
         }
         guard controlPort > 0 else { throw ExitCode(1) }
         var workerPIDs: [pid_t] = []
+        let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
+        let ports = spread.isEmpty ? [port] : spread
         for id in 0..<workerCount {
+            let port = ports[id % ports.count]  // this worker's followers connect here
+
             guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
                                                                 "--host", host, "--port", "\(port)", "--id", "\(id)"]) else {
                 log("cannot spawn worker"); throw ExitCode(1)
