@@ -26,10 +26,15 @@ let package = Package(
         // .pc file adds -D_FILE_OFFSET_BITS=64, which SwiftPM warns about; the headers are in
         // /usr/include/hiredis and the module map links -lhiredis.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // cmark-gfm, GitHub's CommonMark parser with its table extension (libcmark-gfm-dev,
+        // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
+        // are in /usr/include and the module map links both libraries.
+        .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
-        .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
+        // Pure too: CCmark only parses markdown text into a tree (CmarkParser.swift).
+        .target(name: "PageSyncPager", dependencies: ["PageSyncCore", "CCmark"]),
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).

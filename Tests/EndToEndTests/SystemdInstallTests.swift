@@ -22,10 +22,12 @@ struct SystemdInstallTests {
         "etc/pagesync/pagesyncd.yaml",
     ]
 
-    /// Shared libraries a static-stdlib binary may still need: libuv, OpenSSL and the C/C++ runtime.
+    /// Shared libraries a static-stdlib binary may still need: libuv, OpenSSL, hiredis, cmark-gfm (the
+    /// pager's markdown) and the C/C++ runtime.
     static let allowedLibraries = ["linux-vdso", "ld-linux", "libc.so", "libm.so", "libdl.so", "libpthread.so",
                                    "librt.so", "libutil.so", "libstdc++.so", "libgcc_s.so", "libuv.so",
-                                   "libssl.so", "libcrypto.so", "libhiredis.so"]
+                                   "libssl.so", "libcrypto.so", "libhiredis.so", "libcmark-gfm.so",
+                                   "libcmark-gfm-extensions.so"]
 
     @Test func installsTheExpectedTree() throws {
         // scripts/test (the CI command) installs make and runs `make build man` first,

@@ -5,8 +5,9 @@
 #
 # To add a package: append it to the list for the phase that needs it. Nothing else changes.
 
-# Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon).
-PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev)
+# Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon);
+# cmark-gfm and its extensions (tables) render markdown in the pager.
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libcmark-gfm-dev libcmark-gfm-extensions-dev)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
 # (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
 # certificates for the TLS tests, a real redis-server for the Redis engine's tests).
