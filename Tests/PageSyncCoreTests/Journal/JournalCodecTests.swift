@@ -9,6 +9,30 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
     bytes.withUnsafeBytes { JournalCodec.frame(in: $0, at: offset) }
 }
 
+/// What `check` says, in `frame`'s terms: recovery's fast path must agree with the decoder on
+/// every input, record or damage.
+private func checked(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
+    bytes.withUnsafeBytes { raw in
+        switch JournalCodec.check(in: raw, at: offset) {
+        case .room(let name, let payload, let next):
+            guard case .room(let saved)? = JournalCodec.record(payload: payload, in: raw),
+                Array(raw[name]) == Array(saved.room.utf8)
+            else { return .damaged }
+            return .record(.room(saved), next: next)
+        case .other(let record, let next): return .record(record, next: next)
+        case .incomplete: return .incomplete
+        case .damaged: return .damaged
+        }
+    }
+}
+
+/// `frame` and `check` give the same answer for `bytes`, and that answer.
+private func decoded(_ bytes: [UInt8], at offset: Int = 0, sourceLocation: SourceLocation = #_sourceLocation) -> JournalCodec.Frame {
+    let result = frame(bytes, at: offset)
+    #expect(checked(bytes, at: offset) == result, "check disagrees with frame", sourceLocation: sourceLocation)
+    return result
+}
+
 @Suite struct JournalCodecTests {
     @Test(arguments: [
         JournalRecord.room(saved()),
@@ -21,7 +45,7 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
     ])
     func everyRecordRoundTrips(record: JournalRecord) {
         let bytes = JournalCodec.encode(record)
-        #expect(frame(bytes) == .record(record, next: bytes.count))
+        #expect(decoded(bytes) == .record(record, next: bytes.count))
     }
 
     @Test func framesFollowEachOther() {
@@ -29,13 +53,13 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         JournalCodec.append(.opened(bootID: "b"), to: &bytes)
         let second = bytes.count
         JournalCodec.append(.room(saved()), to: &bytes)
-        #expect(frame(bytes, at: second) == .record(.room(saved()), next: bytes.count))
+        #expect(decoded(bytes, at: second) == .record(.room(saved()), next: bytes.count))
     }
 
     @Test func everyCutShortFrameIsIncomplete() {
         let bytes = JournalCodec.encode(.room(saved()))
         for length in 0..<bytes.count {
-            #expect(frame(Array(bytes[..<length])) == .incomplete, "cut at \(length)")
+            #expect(decoded(Array(bytes[..<length])) == .incomplete, "cut at \(length)")
         }
     }
 
@@ -45,7 +69,7 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
             for bit in 0..<8 {
                 var damaged = bytes
                 damaged[i] ^= 1 << bit
-                let result = frame(damaged)
+                let result = decoded(damaged)
                 // A flipped length bit may also look like a longer, incomplete frame.
                 #expect(result == .damaged || (i < 4 && result == .incomplete), "byte \(i) bit \(bit): \(result)")
             }
@@ -61,14 +85,28 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
             withUnsafeBytes(of: crc.littleEndian) { out.append(contentsOf: $0) }
             return out + payload
         }
-        #expect(frame(framed([UInt8(ascii: "Z")])) == .damaged, "unknown kind")
-        #expect(frame(framed([UInt8(ascii: "C"), 0])) == .damaged, "trailing byte")
-        #expect(frame(framed([UInt8(ascii: "O"), 5, 0, 0x61])) == .damaged, "string longer than the payload")
-        #expect(frame(framed([UInt8(ascii: "O"), 1, 0, 0xFF])) == .damaged, "invalid UTF-8")
+        #expect(decoded(framed([UInt8(ascii: "Z")])) == .damaged, "unknown kind")
+        #expect(decoded(framed([UInt8(ascii: "C"), 0])) == .damaged, "trailing byte")
+        #expect(decoded(framed([UInt8(ascii: "O"), 5, 0, 0x61])) == .damaged, "string longer than the payload")
+        #expect(decoded(framed([UInt8(ascii: "O"), 1, 0, 0xFF])) == .damaged, "invalid UTF-8")
         var room = [UInt8(ascii: "R")] + [UInt8](repeating: 0, count: 16) + [0, 0, 0, 0]  // page 0
         room += [1, 0, 0x61, 0, 0, 0, 0]
-        #expect(frame(framed(room)) == .damaged, "page 0")
-        #expect(frame([0, 0, 0, 0, 0, 0, 0, 0]) == .damaged, "empty payload")
-        #expect(frame([0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0]) == .damaged, "absurd length")
+        #expect(decoded(framed(room)) == .damaged, "page 0")
+        func roomPayload(_ strings: [[UInt8]], trailing: [UInt8] = []) -> [UInt8] {
+            var p = [UInt8(ascii: "R")] + [UInt8](repeating: 0, count: 16) + [1, 0, 0, 0]
+            for s in strings { p += [UInt8(s.count), 0] + s }
+            return p + trailing
+        }
+        #expect(decoded(framed(roomPayload([[0x61], [], [0x64]]))) != .damaged, "a well-formed room record (control)")
+        #expect(decoded(framed(roomPayload([[], [], [0x64]]))) == .damaged, "empty room name")
+        #expect(decoded(framed(roomPayload([[0x61], [0xC3], [0x64]]))) == .damaged, "invalid UTF-8 in by")
+        #expect(decoded(framed(roomPayload([[0x61], [], [0xE2, 0x82]]))) == .damaged, "invalid UTF-8 in doc")
+        #expect(decoded(framed(roomPayload([[0xFF], [], []]))) == .damaged, "invalid UTF-8 in the room name")
+        #expect(decoded(framed(roomPayload([[0x61], [0xC3, 0xBC], [0x64]]))) != .damaged, "valid non-ASCII UTF-8")
+        #expect(decoded(framed(roomPayload([[0x61], [], [0x64]], trailing: [0]))) == .damaged, "trailing byte")
+        #expect(decoded(framed(roomPayload([[0x61], []]))) == .damaged, "a string missing")
+        #expect(decoded(framed(Array(roomPayload([[0x61], [], []]).prefix(20)))) == .damaged, "cut inside the integers")
+        #expect(decoded([0, 0, 0, 0, 0, 0, 0, 0]) == .damaged, "empty payload")
+        #expect(decoded([0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0]) == .damaged, "absurd length")
     }
 }
