@@ -15,7 +15,7 @@ extension PagerModel {
         "                         unless the pattern has an uppercase letter)",
         "  n  N                   next / previous match; past the page's last match,",
         "                         the next page on your own (detached: F follows)",
-        "  &pattern               only lines that match (& Enter: every line)",
+        "  &pattern  &!pattern    only lines that match / do not (& Enter: all)",
         "  w                      wrap or chop long lines",
         "",
         "Turning the room's page (everyone here follows):",

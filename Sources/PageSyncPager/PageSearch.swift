@@ -1,5 +1,5 @@
 /// The lines a page shows once search and filter are applied: matches marked (see
-/// ``SearchHighlighter``), and with a filter (`&`) only the lines that match it.
+/// ``SearchHighlighter``), and with a filter (`&`) only the lines it shows (see ``LineFilter``).
 public struct FilteredLines: Equatable, Sendable {
     /// The lines to lay out.
     public var lines: [String]
@@ -13,25 +13,25 @@ public enum PageSearch {
     /// `pattern`, skipping lines a `filter` hides. `start` may be -1 (forward from the top) or
     /// `lines.count` (backward from the bottom). Nil when there is none.
     public static func find(_ pattern: SearchPattern, in lines: [String], from start: Int, forward: Bool,
-                            filter: SearchPattern? = nil) -> Int? {
+                            filter: LineFilter? = nil) -> Int? {
         let candidates: StrideTo<Int> = forward
             ? stride(from: max(-1, start) + 1, to: lines.count, by: 1)
             : stride(from: min(lines.count, start) - 1, to: -1, by: -1)
         for i in candidates {
-            if let filter, !filter.matches(lines[i]) { continue }
+            if let filter, !filter.shows(lines[i]) { continue }
             if pattern.matches(lines[i]) { return i }
         }
         return nil
     }
 
-    /// The lines to show: with `filter`, only those that match it; with `search`, its matches marked.
-    public static func display(_ lines: [String], search: SearchPattern?, filter: SearchPattern?,
+    /// The lines to show: with `filter`, only those it shows; with `search`, its matches marked.
+    public static func display(_ lines: [String], search: SearchPattern?, filter: LineFilter?,
                                colors: ColorPolicy = .full) -> FilteredLines {
         var out = FilteredLines(lines: [], origin: [])
         out.lines.reserveCapacity(lines.count)
         out.origin.reserveCapacity(lines.count)
         for (i, line) in lines.enumerated() {
-            if let filter, !filter.matches(line) { continue }
+            if let filter, !filter.shows(line) { continue }
             out.lines.append(search.map { SearchHighlighter.highlight(line, $0, colors: colors) } ?? line)
             out.origin.append(i)
         }

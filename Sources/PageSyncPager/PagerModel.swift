@@ -93,8 +93,8 @@ public struct PagerModel: Sendable {
     private var prompt: Prompt?
     private var lastSearch: (pattern: SearchPattern, forward: Bool)?
     private var searchLine: Int?
-    /// `&`: only lines matching this are shown.
-    private var filter: SearchPattern?
+    /// `&`: which lines are shown.
+    private var filter: LineFilter?
     /// A search going on to the next or previous page, waiting for that page's text.
     private var pendingSearch: PendingSearch?
     private var helpOffset = 0
@@ -736,7 +736,7 @@ public struct PagerModel: Sendable {
         message = "/\(pattern.text): line \(line + 1)"
     }
 
-    /// `&pattern`: show only matching lines; an empty pattern shows every line again.
+    /// `&pattern`: show only matching lines (`&!pattern`: only the others); empty shows every line again.
     private mutating func applyFilter(_ text: String) {
         let top = topLine()
         if text.isEmpty {
@@ -745,12 +745,13 @@ public struct PagerModel: Sendable {
             message = "filter off: every line shows"
         } else {
             do throws(SearchPatternError) {
-                filter = try SearchPattern(text)
+                filter = try LineFilter(text)
             } catch {
                 message = error.message
                 return
             }
-            message = "&\(text): only matching lines show (& Enter: all)"
+            message = text.hasPrefix("!") ? "&\(text): only lines that do not match show (& Enter: all)"
+                : "&\(text): only matching lines show (& Enter: all)"
         }
         layoutCache = nil
         viewport.reset()

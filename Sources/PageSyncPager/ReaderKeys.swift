@@ -28,7 +28,7 @@ public enum ReaderAction: Equatable, Sendable {
     case gotoPage(Int)
     /// / (forward) or ? (backward): start typing a search.
     case startSearch(forward: Bool)
-    /// &: start typing a filter (only matching lines show; empty: all lines again).
+    /// &: start typing a filter (only matching lines show, `!` first for the others; empty: all lines again).
     case startFilter
     /// n or N: repeat the last search (N the other way).
     case repeatSearch(reverse: Bool)

@@ -23,7 +23,7 @@ struct PageSync: ParsableCommand {
           g < Home         top of the page           G > End   bottom of the page
           ] [              next / previous page      { }       first / last page
           <n>g <n>Enter    go to page n              / ? n N   search (a regex; n goes on to the next page)
-          &pattern         only matching lines
+          &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
           Ctrl-L           redraw             Ctrl-Z        suspend

@@ -68,9 +68,14 @@ struct PagerReaderTests {
                 try await tmux.waitFor("t", "only banana") { screen in
                     screen.contains("banana split") && !screen.contains("apple pie") && !screen.contains("cherry")
                 }
+                try await tmux.type("t", "&!an")
+                try await tmux.press("t", "Enter")
+                try await tmux.waitFor("t", "all but banana") { screen in
+                    screen.contains("apple pie") && screen.contains("cherry tart") && !screen.contains("banana")
+                }
                 try await tmux.type("t", "&")
                 try await tmux.press("t", "Enter")
-                try await tmux.waitFor("t", showing: "apple pie", "cherry tart", "filter off")
+                try await tmux.waitFor("t", showing: "apple pie", "banana split", "cherry tart", "filter off")
 
                 // n past the last match: the next page with a match, on our own; the room stays.
                 try await tmux.type("t", "/apple")

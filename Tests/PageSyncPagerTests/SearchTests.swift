@@ -132,20 +132,34 @@ private let off = SearchHighlighter.markOff
 
     @Test func findSkipsFilteredLines() throws {
         let p = try SearchPattern("a$")
-        let filter = try SearchPattern("l")
+        let filter = try LineFilter("l")
         #expect(PageSearch.find(p, in: lines, from: -1, forward: true) == 0)
         #expect(PageSearch.find(p, in: lines, from: 0, forward: true, filter: filter) == 4)  // beta, gamma hidden
     }
 
     @Test func displayFiltersAndMarks() throws {
-        let shown = PageSearch.display(lines, search: try SearchPattern("ta"), filter: try SearchPattern("e"))
+        let shown = PageSearch.display(lines, search: try SearchPattern("ta"), filter: try LineFilter("e"))
         #expect(shown.origin == [1, 3, 4])
         #expect(shown.lines == ["be\(on)ta\(off)", "alphabet", "del\(on)ta\(off)"])
         let all = PageSearch.display(lines, search: nil, filter: nil)
         #expect(all.lines == lines)
         #expect(all.origin == [0, 1, 2, 3, 4])
-        let none = PageSearch.display(lines, search: nil, filter: try SearchPattern("zzz"))
+        let none = PageSearch.display(lines, search: nil, filter: try LineFilter("zzz"))
         #expect(none.lines.isEmpty && none.origin.isEmpty)
+        let others = PageSearch.display(lines, search: nil, filter: try LineFilter("!alpha"))
+        #expect(others.lines == ["beta", "gamma", "delta"])
+        #expect(others.origin == [1, 2, 4])
+    }
+
+    @Test func lineFilters() throws {
+        let keep = try LineFilter("Apple")
+        #expect(keep.showsMatches && keep.text == "Apple")
+        #expect(keep.shows("an Apple") && !keep.shows("an apple"))
+        let drop = try LineFilter("!apple")
+        #expect(!drop.showsMatches && drop.text == "!apple")
+        #expect(!drop.shows("An APPLE") && drop.shows("pear"))
+        #expect(throws: SearchPatternError(message: "empty pattern")) { try LineFilter("!") }
+        #expect(throws: SearchPatternError.self) { try LineFilter("!(") }
     }
 
     @Test func nextPageNeverWraps() {
@@ -277,6 +291,10 @@ private let off = SearchHighlighter.markOff
         h.keys(.enter)
         #expect(h.model.message == "filter off: every line shows")
         #expect(Sanitizer.plainText(h.model.screen()[1]) == "pear")
+        h.type("&!apple")
+        h.keys(.enter)
+        #expect(h.model.message == "&!apple: only lines that do not match show (& Enter: all)")
+        #expect(Array(h.model.screen().prefix(3)).map { Sanitizer.plainText($0) } == ["pear", "plum", "~"])
         #expect(h.sent() == [])
     }
 
