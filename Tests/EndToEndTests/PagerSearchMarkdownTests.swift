@@ -4,8 +4,8 @@ import Testing
 /// The pager as a reader, in a real terminal (tmux) against the real daemon: search with
 /// highlighted matches, regex, smart case, the `&` filter, `n` going on to the next page
 /// (detached), and markdown rendering chosen by the document's name.
-@Suite("Pager as a reader (tmux)", .timeLimit(.minutes(1)))
-struct PagerReaderTests {
+@Suite("Pager search and markdown (tmux)", .timeLimit(.minutes(1)))
+struct PagerSearchAndMarkdownTests {
     static let notes = "apple pie\nbanana split\nApple crumble\ncherry tart\n\u{0C}plum jam\n\u{0C}one more apple\n"
     static let slides = """
         # Welcome
