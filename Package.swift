@@ -30,10 +30,18 @@ let package = Package(
         // libyaml (libyaml-dev), for the config file. Its module map links nothing: the
         // daemon links libyaml.a (see PageSyncServer), so no libyaml .so is needed at run time.
         .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
+        // cmark-gfm, GitHub's CommonMark parser with its table extension (libcmark-gfm-dev,
+        // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
+        // are in /usr/include. The module map links nothing: PageSyncPager links both .a files,
+        // so the installed pager needs no cmark .so at run time.
+        .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
-        .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
+        // Pure too: CCmark only parses markdown text into a tree (CmarkParser.swift).
+        .target(
+            name: "PageSyncPager", dependencies: ["PageSyncCore", "CCmark"],
+            linkerSettings: [.linkedLibrary(":libcmark-gfm-extensions.a"), .linkedLibrary(":libcmark-gfm.a")]),
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).

@@ -79,7 +79,7 @@ public struct PagerModel: Sendable {
     private typealias Intent = NavigationIntent
     private typealias TextKey = PageKey
     private enum Expectation: Sendable { case navigation, text(TextKey), name, join, auth }
-    private enum Prompt: Equatable, Sendable { case count(String), search(forward: Bool, String) }
+    private enum Prompt: Equatable, Sendable { case count(String), search(forward: Bool, String), filter(String) }
     private struct LayoutCache: Sendable { var key: TextKey?; var help: Bool; var width: Int; var wrap: Bool; var rows: [LayoutRow] }
 
     private let options: PagerOptions
@@ -91,8 +91,12 @@ public struct PagerModel: Sendable {
     private var texts = PageTextCache()
     private var viewport = Viewport()
     private var prompt: Prompt?
-    private var lastSearch: (pattern: String, forward: Bool)?
+    private var lastSearch: (pattern: SearchPattern, forward: Bool)?
     private var searchLine: Int?
+    /// `&`: which lines are shown.
+    private var filter: LineFilter?
+    /// A search going on to the next or previous page, waiting for that page's text.
+    private var pendingSearch: PendingSearch?
     private var helpOffset = 0
     private var greeted = false
     /// The reason of the server's last `BYE`, kept on the status line until the next greeting.
@@ -100,6 +104,8 @@ public struct PagerModel: Sendable {
     private var attempts = 0
     private var rejoinRoom: String?
     private var layoutCache: LayoutCache?
+    /// The last page rendered as markdown (rendering is kept while the page stays).
+    private var markdownCache: (key: TextKey, lines: [String])?
 
     /// Whether this pager may ask the room to turn: the room gives control and `--follow` was not given.
     private var mayTurn: Bool { (room?.control ?? false) && !options.followOnly }
@@ -156,6 +162,7 @@ public struct PagerModel: Sendable {
         case .ctrl("l"): clear = true; return
         default: break
         }
+        pendingSearch = nil
         if let p = prompt {
             handlePromptKey(p, key, &fx)
             return
@@ -203,7 +210,8 @@ public struct PagerModel: Sendable {
             guard n >= 1 else { message = "page numbers start at 1"; return }
             navigate(Intent(base: .page(n), offset: 0), &fx)
         case .startSearch(let forward): prompt = .search(forward: forward, "")
-        case .repeatSearch(let reverse): repeatSearch(reverse: reverse)
+        case .startFilter: prompt = .filter("")
+        case .repeatSearch(let reverse): repeatSearch(reverse: reverse, &fx)
         case .sideways: message = "long lines wrap here: w chops them"
         case .toggleWrap: toggleWrap()
         case .follow: follow(&fx)
@@ -234,10 +242,27 @@ public struct PagerModel: Sendable {
                 guard let last = lastSearch else { return }
                 lastSearch = (last.pattern, forward)
             } else {
-                lastSearch = (text, forward)
+                do throws(SearchPatternError) {
+                    lastSearch = (try SearchPattern(text), forward)
+                } catch {
+                    message = error.message
+                    return
+                }
                 searchLine = nil
+                layoutCache = nil
             }
-            runSearch(forward: forward)
+            runSearch(forward: forward, crossPages: false, &fx)
+        case (.filter(let text), .enter):
+            prompt = nil
+            applyFilter(text)
+        case (.filter(let text), .backspace):
+            prompt = text.isEmpty ? nil : .filter(String(text.dropLast()))
+        case (.filter(let text), .char(let c)):
+            prompt = .filter(text + String(c))
+        case (.filter(let text), .tab):
+            prompt = .filter(text + " ")
+        case (.filter, _):
+            break
         case (.search(let forward, let text), .backspace):
             prompt = text.isEmpty ? nil : .search(forward: forward, String(text.dropLast()))
         case (.search(let forward, let text), .char(let c)):
@@ -474,7 +499,7 @@ public struct PagerModel: Sendable {
         let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
                         epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
-                        control: control)
+                        control: control, file: line.fields["file"])
     }
 
     /// A new session's state: taken whatever its version.
@@ -554,7 +579,10 @@ public struct PagerModel: Sendable {
 
     private mutating func storeText(_ lines: [String], for key: TextKey) {
         texts.store(lines, for: key, keep: displayKey)
-        if key == displayKey { clampScroll() }
+        if key == displayKey {
+            clampScroll()
+            continuePendingSearch()
+        }
     }
 
     // MARK: Scrolling, search, wrap
@@ -568,17 +596,38 @@ public struct PagerModel: Sendable {
         if let c = layoutCache, c.key == key, c.help == showingHelp, c.width == width, c.wrap == lineWrap {
             return c.rows
         }
-        let lines: [String]
+        var lines: [String]
+        var origin: [Int]?
         if showingHelp { lines = Self.helpLines }
-        else if let key, let t = texts[key] { lines = t }
+        else if let key, let t = pageLines(key) {
+            if lastSearch != nil || filter != nil {
+                let shown = PageSearch.display(t, search: lastSearch?.pattern, filter: filter, colors: options.colors)
+                lines = shown.lines
+                origin = shown.origin
+            } else {
+                lines = t
+            }
+        }
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors)
+        var rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors)
+        if let origin { for i in rows.indices { rows[i].line = origin[rows[i].line] } }
         if showingHelp || (key != nil && texts[key!] != nil) {
             layoutCache = LayoutCache(key: key, help: showingHelp, width: width, wrap: lineWrap, rows: rows)
         }
         return rows
+    }
+
+    /// The lines of a loaded page as shown: its text, or that text rendered as markdown
+    /// (see ``MarkdownChoice``). Search and filter work on these lines.
+    private mutating func pageLines(_ key: TextKey) -> [String]? {
+        guard let text = texts[key] else { return nil }
+        guard options.markdown.rendersMarkdown(file: room?.file) else { return text }
+        if let c = markdownCache, c.key == key { return c.lines }
+        let lines = MarkdownRenderer.render(markdown: text.joined(separator: "\n"), colors: options.colors)
+        markdownCache = (key, lines)
+        return lines
     }
 
     private mutating func scroll(by delta: Int) {
@@ -624,32 +673,90 @@ public struct PagerModel: Sendable {
         message = lineWrap ? "long lines wrap" : "long lines are chopped"
     }
 
-    private mutating func repeatSearch(reverse: Bool) {
+    private mutating func repeatSearch(reverse: Bool, _ fx: inout [PagerEffect]) {
         guard let last = lastSearch else { message = "no previous search"; return }
-        runSearch(forward: reverse ? !last.forward : last.forward)
+        runSearch(forward: reverse ? !last.forward : last.forward, crossPages: true, &fx)
     }
 
-    private mutating func runSearch(forward: Bool) {
+    /// Looks for the next match on the page from the current one (or the screen's top). When
+    /// this page has none: `n`/`N` (`crossPages`) go on to the next (previous) page on your own,
+    /// detached (see ``continuePendingSearch()``); a new search stays and says `n` goes on.
+    private mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
         guard let pattern = lastSearch?.pattern else { return }
-        guard let key = displayKey, let text = texts[key] else { message = "the page is not loaded yet"; return }
-        let smartCase = pattern.lowercased() == pattern
-        let needle = smartCase ? pattern.lowercased() : pattern
+        guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
         let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
-        let candidates: [Int] = forward
-            ? Array(stride(from: start + 1, to: text.count, by: 1))
-            : Array(stride(from: start - 1, through: 0, by: -1))
-        for i in candidates {
-            let plain = Sanitizer.plainText(text[i])
-            if (smartCase ? plain.lowercased() : plain).contains(needle) {
-                searchLine = i
-                let rows = contentRows()
-                viewport.set(Layout.firstRow(ofLine: i, in: rows) ?? viewport.offset, rowCount: rows.count,
-                             height: contentHeight)
-                message = "/\(pattern): line \(i + 1)"
+        if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
+            show(match: line, pattern: pattern)
+            return
+        }
+        guard crossPages, let room, PageSearch.nextPage(after: key.page, pageCount: room.pageCount, forward: forward) != nil else {
+            let more = room.flatMap { PageSearch.nextPage(after: key.page, pageCount: $0.pageCount, forward: forward) } != nil
+            message = more ? "not on this page: \(pattern.text) · n searches the \(forward ? "next" : "previous") pages"
+                : "pattern not found: \(pattern.text)"
+            return
+        }
+        goOnSearching(from: key.page, startPage: key.page, forward: forward)
+    }
+
+    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found.
+    private mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool) {
+        guard let pattern = lastSearch?.pattern, let room else { return }
+        guard let next = PageSearch.nextPage(after: page, pageCount: room.pageCount, forward: forward) else {
+            pendingSearch = nil
+            message = startPage == page ? "pattern not found: \(pattern.text)"
+                : "pattern not found: \(pattern.text) (pages \(min(startPage, page))–\(max(startPage, page)))"
+            return
+        }
+        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage)
+        setView(.detached(viewPage: next))
+        message = "searching page \(next) for \(pattern.text)…"
+        continuePendingSearch()
+    }
+
+    /// Searches the page a cross-page search waits for, once its text is here.
+    private mutating func continuePendingSearch() {
+        guard let pending = pendingSearch, let pattern = lastSearch?.pattern else { return }
+        guard displayedPage == pending.page, case .detached = mode else { pendingSearch = nil; return }
+        guard let key = displayKey, let text = pageLines(key) else { return }  // asked for: comes later
+        pendingSearch = nil
+        let start = pending.forward ? -1 : text.count
+        if let line = PageSearch.find(pattern, in: text, from: start, forward: pending.forward, filter: filter) {
+            show(match: line, pattern: pattern)
+            message = "/\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
+        } else {
+            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward)
+        }
+    }
+
+    private mutating func show(match line: Int, pattern: SearchPattern) {
+        searchLine = line
+        let rows = contentRows()
+        viewport.set(Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset, rowCount: rows.count,
+                     height: contentHeight)
+        message = "/\(pattern.text): line \(line + 1)"
+    }
+
+    /// `&pattern`: show only matching lines (`&!pattern`: only the others); empty shows every line again.
+    private mutating func applyFilter(_ text: String) {
+        let top = topLine()
+        if text.isEmpty {
+            guard filter != nil else { return }
+            filter = nil
+            message = "filter off: every line shows"
+        } else {
+            do throws(SearchPatternError) {
+                filter = try LineFilter(text)
+            } catch {
+                message = error.message
                 return
             }
+            message = text.hasPrefix("!") ? "&\(text): only lines that do not match show (& Enter: all)"
+                : "&\(text): only matching lines show (& Enter: all)"
         }
-        message = "pattern not found on this page: \(pattern)"
+        layoutCache = nil
+        viewport.reset()
+        restoreTop(line: top)
+        if filter != nil, contentRows().isEmpty { message = "&\(text): no line on this page matches" }
     }
 
     private mutating func nextRandom() -> Double {
@@ -709,6 +816,9 @@ public struct PagerModel: Sendable {
             return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
         case .search(let forward, let text):
             let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case .filter(let text):
+            let s = "&" + Sanitizer.plainText(text)
             return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
         case nil: break
         }

@@ -19,7 +19,7 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var maxClients: Int?
     /// `--max-line`.
     public var maxLineLength: Int?
-    /// `--split`, for the rooms of `files`.
+    /// `--split`, for the rooms of `files` (nil: each by its extension, see ``Pagination/defaultFor(path:)``).
     public var pagination: Pagination?
     /// `--wrap`, for the rooms of `files`.
     public var wraps: Bool = false
@@ -119,7 +119,8 @@ public enum ConfigLoader {
             config.rooms = zip(names, overrides.files).map { name, file in
                 RoomConfig(
                     name: name, document: .file(absolute(file, relativeTo: nil)),
-                    pagination: overrides.pagination ?? .formFeed, wraps: overrides.wraps, token: overrides.token)
+                    pagination: overrides.pagination ?? Pagination.defaultFor(path: file), wraps: overrides.wraps,
+                    token: overrides.token)
             }
         }
     }
@@ -166,6 +167,7 @@ public enum ConfigLoader {
                 throw keys.error(prefix + "file", "missing: each room needs a file")
             }
             var pagination = Pagination.formFeed
+            if case .file(let path) = document { pagination = Pagination.defaultFor(path: path) }
             if let split = try keys.string(prefix + "split") {
                 guard let p = Pagination(parsing: split) else {
                     throw keys.error(prefix + "split", "\"\(split)\" is not formfeed, separator:<line> or lines:<n>")

@@ -61,7 +61,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("who-page-size"), help: ArgumentHelp("Names per WHO reply; WHO <offset> pages on (default 100).", valueName: "n"))
     var whoPageSize: Int?
 
-    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n> (default formfeed).", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("How every FILE room is paged: formfeed, separator:<line> or lines:<n> (default: by extension, separator:--- for .md and .markdown, else formfeed).", valueName: "mode"))
     var split: String?
 
     @Flag(name: .long, help: "FILE rooms wrap around at their ends instead of stopping.")

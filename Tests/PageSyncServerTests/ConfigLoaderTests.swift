@@ -28,6 +28,30 @@ import Testing
         #expect(config.rooms[0] == RoomConfig(name: "notes", document: .file("/d/notes.txt"), pagination: .lines(10), wraps: true, token: "t"))
     }
 
+    @Test func withoutSplitEachFileIsPagedByItsExtension() async throws {
+        var overrides = CommandLineOverrides()
+        overrides.files = ["/d/notes.txt", "/d/slides.md", "/d/README.MARKDOWN", "/d/plain"]
+        let config = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
+        #expect(config.rooms.map(\.pagination) == [.formFeed, .separator("---"), .separator("---"), .formFeed])
+    }
+
+    @Test func roomsWithoutSplitInTheFileArePagedByExtension() async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", """
+            rooms: [deck, notes, book]
+            room:
+              deck:
+                file: deck.md
+              notes:
+                file: notes.txt
+              book:
+                file: book.md
+                split: "lines:40"
+            """)
+        let config = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(config.rooms.map(\.pagination) == [.separator("---"), .formFeed, .lines(40)])
+    }
+
     @Test func theYAMLFileIsReadKeyByKeyAndFlagsOverrideIt() async throws {
         let dir = TempDir()
         dir.write("tok", "s3cret\n")

@@ -5,6 +5,31 @@ public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
     /// The short guide to pagesync compiled into the daemon.
     case builtinGuide
 
+    /// The document's name on the wire (`file=` of `HELLO` and `OK JOIN`): the file's last path
+    /// component with every byte outside `A-Z a-z 0-9 . _ - + ~ , @` percent-encoded (`%20` for
+    /// a space), so it is one word without control characters; `-` for the built-in guide.
+    /// Pagers choose how to show a document by its extension (`.md`: markdown).
+    public var wireFileName: String {
+        switch self {
+        case .builtinGuide: return "-"
+        case .file(let path):
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            var out = ""
+            for byte in name.utf8 {
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"),
+                     UInt8(ascii: "+"), UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: "@"):
+                    out.unicodeScalars.append(Unicode.Scalar(byte))
+                default:
+                    let digits = Array("0123456789ABCDEF")
+                    out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
+                }
+            }
+            return out.isEmpty ? "-" : out
+        }
+    }
+
     /// The file path, or `(built-in guide)`.
     public var description: String {
         switch self {
