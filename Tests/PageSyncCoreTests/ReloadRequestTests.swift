@@ -19,19 +19,25 @@ struct ReloadRequestTests {
     }
 
     @Test func theSameProgramMayBeSignalled() {
-        #expect(ReloadRequest.refusal(pid: 7, targetName: "pagesyncd\n", ownName: "pagesyncd\n") == nil)
-        #expect(ReloadRequest.refusal(pid: 7, targetName: "pagesyncd", ownName: "pagesyncd\n") == nil)
+        #expect(ReloadRequest.refusal(pid: 7, targetName: "pagesyncd\n", signalable: true, ownName: "pagesyncd\n") == nil)
+        #expect(ReloadRequest.refusal(pid: 7, targetName: "pagesyncd", signalable: true, ownName: "pagesyncd\n") == nil)
     }
 
-    @Test func anotherProgramIsNotSignalled() {
-        #expect(ReloadRequest.refusal(pid: 7, targetName: "sshd\n", ownName: "pagesyncd\n")
+    @Test func anotherProgramIsNotSignalledEvenIfItMayBe() {
+        #expect(ReloadRequest.refusal(pid: 7, targetName: "sshd\n", signalable: true, ownName: "pagesyncd\n")
                 == "--reload: process 7 is \"sshd\", not pagesyncd; not signalled")
-        #expect(ReloadRequest.refusal(pid: 7, targetName: "", ownName: "pagesyncd")
+        #expect(ReloadRequest.refusal(pid: 7, targetName: "", signalable: true, ownName: "pagesyncd")
                 == "--reload: process 7 is unnamed, not pagesyncd; not signalled")
     }
 
+    /// ExecReload= under ProtectProc=invisible and PrivateUsers=yes: /proc hides the main process,
+    /// but the same dynamic user may signal it (seen under systemd 252 in systemd-nspawn).
+    @Test func anInvisibleProcessThisUserMaySignalIsSignalled() {
+        #expect(ReloadRequest.refusal(pid: 7, targetName: nil, signalable: true, ownName: "pagesyncd") == nil)
+    }
+
     @Test func aMissingProcessIsSaidSo() {
-        #expect(ReloadRequest.refusal(pid: 7, targetName: nil, ownName: "pagesyncd")
-                == "--reload: no process 7 (is pagesyncd running?)")
+        #expect(ReloadRequest.refusal(pid: 7, targetName: nil, signalable: false, ownName: "pagesyncd")
+                == "--reload: no process 7 that this user may signal (is pagesyncd running?)")
     }
 }

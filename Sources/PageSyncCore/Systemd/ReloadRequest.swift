@@ -13,12 +13,19 @@ public enum ReloadRequest {
         return .success(pid)
     }
 
-    /// Nil when the process `pid`, whose `/proc/PID/comm` reads `targetName` (nil: no such
-    /// process, or not visible), may be sent SIGHUP by a program whose own name is `ownName`;
-    /// otherwise a one-line reason. Only a process of the same name is signalled, so a stale
-    /// or mistyped pid never hangs up some other program.
-    public static func refusal(pid: Int32, targetName: String?, ownName: String) -> String? {
-        guard let targetName else { return "--reload: no process \(pid) (is pagesyncd running?)" }
+    /// Nil when the process `pid` may be sent SIGHUP by a program whose own name is `ownName`;
+    /// otherwise a one-line reason. `targetName` is its `/proc/PID/comm` (nil when not visible),
+    /// `signalable` whether `kill(pid, 0)` succeeds.
+    ///
+    /// A visible process must have this program's name, so a stale or mistyped pid never hangs
+    /// up some other program. An invisible one is signalled when it may be: under the units'
+    /// `ProtectProc=invisible` with `PrivateUsers=yes`, `ExecReload=` runs in a user namespace of
+    /// its own and cannot see the main process in /proc, yet it may signal it because it runs as
+    /// the same (dynamic) user, which no other program uses.
+    public static func refusal(pid: Int32, targetName: String?, signalable: Bool, ownName: String) -> String? {
+        guard let targetName else {
+            return signalable ? nil : "--reload: no process \(pid) that this user may signal (is pagesyncd running?)"
+        }
         let target = targetName.trimmingTrailingNewlines()
         let own = ownName.trimmingTrailingNewlines()
         guard target == own else {

@@ -6,15 +6,17 @@ import Darwin
 #endif
 
 /// Sends SIGHUP to a running pagesyncd (`pagesyncd --reload $MAINPID`, the units' `ExecReload=`),
-/// so `systemctl reload` needs no `/bin/kill`. Only a process with this program's name
-/// (`/proc/PID/comm`) is signalled; see ``ReloadRequest``.
+/// so `systemctl reload` needs no `/bin/kill`. A process visible in /proc is signalled only if it
+/// has this program's name; see ``ReloadRequest`` for the invisible case.
 public enum ReloadSignal {
     /// Signals the pagesyncd whose pid is `pidText`; throws a one-line ``ConfigError`` when it
     /// is not one or cannot be signalled.
     public static func send(toPID pidText: String) throws(ConfigError) {
         let pid = try ReloadRequest.pid(from: pidText).get()
         let own = readSmallFile("/proc/self/comm") ?? "pagesyncd"
-        if let refusal = ReloadRequest.refusal(pid: pid, targetName: readSmallFile("/proc/\(pid)/comm"), ownName: own) {
+        let name = readSmallFile("/proc/\(pid)/comm")
+        let signalable = kill(pid, 0) == 0
+        if let refusal = ReloadRequest.refusal(pid: pid, targetName: name, signalable: signalable, ownName: own) {
             throw ConfigError(refusal)
         }
         guard kill(pid, SIGHUP) == 0 else {
