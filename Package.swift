@@ -74,11 +74,13 @@ let package = Package(
         .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
-        .testTarget(name: "UVTests", dependencies: ["UV"]),
+        // Test support shared by test targets: certificates made with the openssl CLI.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"]),
         .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"]),
         .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"]),
         // Runs the real binaries over real sockets.
-        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

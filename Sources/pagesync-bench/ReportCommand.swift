@@ -10,7 +10,7 @@ struct ReportCommand: ParsableCommand {
 
     @Argument(help: "Result TSV files, one per run.") var files: [String]
     @Option(help: "The label the ratios are computed for.") var primary = "pagesyncd"
-    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
+    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-tls,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
     @Option(name: .customLong("ratio-labels"), help: "Labels whose fan-out p50/p99 and idle RSS are also given as ratios to redis and the floor (a second table), comma-separated.") var ratioLabelsOption = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync"
     @Option(name: .customLong("durable-columns"), help: "Column order of the durable-throughput table.") var durableColumns = "pagesyncd,pagesyncd-always,redis,redis-always"
     @Option(name: .customLong("fanout-pairs"), help: "Fan-out p50/p99 ratios between two labels, as a/b pairs, comma-separated (a third table; none by default).") var fanoutPairs = ""
@@ -35,6 +35,8 @@ struct ReportCommand: ParsableCommand {
         ("paced_dps", "paced throughput, 1 change in flight (deliveries/s)"), ("paced_delivered_pct", "paced: delivered (% of N×M)"),
         ("rtt_p50_us", "round trip p50 (µs)"), ("rtt_p99_us", "round trip p99 (µs)"),
         ("mem_per_conn_bytes", "RSS per idle connection (bytes)"),
+        ("idle_ready", "idle clients held"), ("idle_mem_per_conn_bytes", "RSS per idle client (bytes)"),
+        ("idle_pongs", "idle clients that answered a PING"), ("idle_open_errors", "errors opening idle clients"),
         ("max_clients_attempted", "max clients: attempted"), ("max_clients_held", "max clients: held"),
         ("max_clients_errors", "max clients: errors"),
         ("churn_cps", "churn (connect+ping+close /s)"), ("churn_errors", "churn errors"),

@@ -182,6 +182,9 @@ public struct ServerConfig: Equatable, Sendable {
             guard TLSConfig.versions.contains(tls.minimumVersion) else {
                 throw ConfigError("tls: min-version must be 1.2 or 1.3, not \"\(tls.minimumVersion)\"")
             }
+            guard (1...3600).contains(tls.handshakeTimeoutSeconds) else {
+                throw ConfigError("tls: handshake-timeout must be between 1 and 3600 seconds, not \(tls.handshakeTimeoutSeconds)")
+            }
             if let address = tls.listen, address == listen, address.port != 0 {
                 throw ConfigError("tls: listen address \(address) is also the plaintext listen address")
             }
