@@ -25,6 +25,9 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var wraps: Bool = false
     /// `--token`, for the rooms of `files`.
     public var token: String?
+    /// `--token-file`, for the rooms of `files`: a path, or `credential:<name>` for
+    /// `$CREDENTIALS_DIRECTORY/<name>`; read when the configuration is loaded.
+    public var tokenFile: String?
     /// `--durability` (or `--no-fsync`, its deprecated alias for `batch`).
     public var durability: Durability?
     /// `--idle-timeout`.
@@ -76,6 +79,11 @@ public enum ConfigLoader {
                 throw ConfigError("\(configFile): \(error)")
             }
             try apply(reader, file: configFile, environment: environment, to: &config)
+        }
+        var overrides = overrides
+        if let tokenFile = overrides.tokenFile {
+            let key = ConfigError("--token-file ")
+            overrides.token = try readToken(tokenPath(tokenFile, configFile: nil, environment: environment, key: key), key: key)
         }
         apply(overrides, to: &config)
         try config.validate()
@@ -190,8 +198,9 @@ public enum ConfigLoader {
 
     /// A `token-file` (or `tls.cert`, `tls.key`, `tls.ca`) value as a path: `credential:<name>` is the systemd credential
     /// `<name>` (`$CREDENTIALS_DIRECTORY/<name>`, from `LoadCredential=` in the unit);
-    /// anything else is a file path, relative to the config file's directory.
-    static func tokenPath(_ value: String, configFile: String, environment: [String: String], key: ConfigError) throws -> String {
+    /// anything else is a file path, relative to the config file's directory (to the working
+    /// directory for `--token-file`, whose `configFile` is `nil`).
+    static func tokenPath(_ value: String, configFile: String?, environment: [String: String], key: ConfigError) throws -> String {
         let prefix = "credential:"
         guard value.hasPrefix(prefix) else { return absolute(value, relativeTo: configFile) }
         let name = String(value.dropFirst(prefix.count))

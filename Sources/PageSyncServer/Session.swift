@@ -23,6 +23,8 @@ final class Session {
     var inputEnded = false
     /// Commands handled in the current loop turn (see ``TurnBudget``).
     var commandsThisTurn = 0
+    /// Loop time spent on this client's commands in the current loop turn (see ``TurnBudget``).
+    var timeThisTurn: Duration = .zero
     /// Whether any byte arrived yet (the first one is checked for TLS).
     var receivedAny = false
 
@@ -45,4 +47,14 @@ struct TurnBudget {
     static let commands = 64
     /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
     static let bytes = 256 << 10
+    /// Loop time per client and turn, for its commands and, separately, for streaming its large
+    /// replies: a command that costs more than most (a `WHO` in a room of thousands, on a slow
+    /// build) cannot stretch a turn to `commands` times its cost. At least one command runs.
+    static let time: Duration = .milliseconds(1)
+
+    /// Whether a client that has handled `commands` commands, has `stagedBytes` staged and has
+    /// used `time` of the loop in this turn must wait for the next turn.
+    static func spent(commands: Int, stagedBytes: Int, time: Duration) -> Bool {
+        commands >= Self.commands || stagedBytes >= Self.bytes || (commands > 0 && time >= Self.time)
+    }
 }

@@ -71,6 +71,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("FILE rooms are presenter rooms: turning pages needs AUTH <token>.", valueName: "token"))
     var token: String?
 
+    @Option(name: .customLong("token-file"), help: ArgumentHelp("Like --token, but read from the file's first line, so it is not in ps; credential:<name> reads $CREDENTIALS_DIRECTORY/<name> (systemd LoadCredential=).", valueName: "path"))
+    var tokenFile: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (default info).", valueName: "level"))
     var logLevel: String?
 
@@ -138,8 +141,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
         if let split, Pagination(parsing: split) == nil {
             throw ValidationError("--split: \"\(split)\" is not formfeed, separator:<line> or lines:<n>")
         }
-        if (split != nil || wrap || token != nil) && files.isEmpty {
-            throw ValidationError("--split, --wrap and --token apply to FILE rooms: name at least one FILE")
+        if token != nil && tokenFile != nil {
+            throw ValidationError("give either --token or --token-file, not both")
+        }
+        if (split != nil || wrap || token != nil || tokenFile != nil) && files.isEmpty {
+            throw ValidationError("--split, --wrap, --token and --token-file apply to FILE rooms: name at least one FILE")
         }
     }
 
@@ -173,6 +179,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.pagination = split.flatMap(Pagination.init(parsing:))
         overrides.wraps = wrap
         overrides.token = token
+        overrides.tokenFile = tokenFile
         overrides.durability = durability.flatMap(Durability.init(parsing:)) ?? (noFsync ? .batch : nil)
         overrides.maxClientsPerAddress = maxClientsPerAddress
         overrides.idleTimeoutSeconds = idleTimeout

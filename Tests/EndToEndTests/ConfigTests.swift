@@ -83,6 +83,22 @@ struct ConfigTests {
         }
     }
 
+    @Test("--token-file credential:<name> reads $CREDENTIALS_DIRECTORY/<name>, as systemd's LoadCredential= provides it")
+    func tokenFileFlagReadsASystemdCredential() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            try FileManager.default.createDirectory(at: workspace.url("credentials"), withIntermediateDirectories: true)
+            try workspace.write("credentials/notes-token", "from-credentials\n")
+            let daemon = try await workspace.startDaemon(
+                documents: ["notes.txt"], arguments: ["--token-file", "credential:notes-token"],
+                environment: ["CREDENTIALS_DIRECTORY": workspace.url("credentials").path])
+            let (client, _) = try await daemon.join()
+            #expect(try await client.command("NEXT").header.code == 403)
+            #expect(try await client.command("AUTH from-credentials").header.raw == "OK AUTH control=yes")
+            #expect(try await client.ok("NEXT").page == 2)
+        }
+    }
+
     @Test("command-line flags override the file")
     func flagsOverrideTheFile() async throws {
         try await withWorkspace { workspace in

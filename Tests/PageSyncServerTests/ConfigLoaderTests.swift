@@ -108,6 +108,32 @@ import Testing
         }
     }
 
+    @Test func tokenFileFlagReadsAPathOrACredentialForTheFileRooms() async throws {
+        let dir = TempDir()
+        dir.write("plain.token", "from-a-path\nignored\n")
+        dir.write("notes-token", "from-systemd\n")
+        var overrides = CommandLineOverrides()
+        overrides.files = ["/tmp/notes.txt"]
+        overrides.tokenFile = dir.path + "/plain.token"
+        #expect(try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:]).rooms.first?.token == "from-a-path")
+        overrides.tokenFile = "credential:notes-token"
+        let config = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: ["CREDENTIALS_DIRECTORY": dir.path])
+        #expect(config.rooms.first?.token == "from-systemd")
+        do {
+            _ = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
+            Issue.record("loaded without $CREDENTIALS_DIRECTORY")
+        } catch let error as ConfigError {
+            #expect(error.message == "--token-file credential:notes-token: $CREDENTIALS_DIRECTORY is not set; add LoadCredential=notes-token:<file> to the systemd unit")
+        }
+        overrides.tokenFile = dir.path + "/missing"
+        do {
+            _ = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
+            Issue.record("loaded a missing token file")
+        } catch let error as ConfigError {
+            #expect(error.message == "--token-file \(dir.path)/missing: No such file or directory")
+        }
+    }
+
     @Test func tokenFileCanNameASystemdCredential() async throws {
         let dir = TempDir()
         dir.write("deck-token", "from-systemd\n")

@@ -80,13 +80,18 @@ extension Coordinator {
     /// budget for this loop turn is spent; then its input waits (reading stops).
     func processInput(_ session: Session) {
         guard session.outbox.state == .open else { return }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let usedBefore = session.timeThisTurn
+        defer { session.timeThisTurn = usedBefore + (clock.now - started) }
         while session.outbox.state == .open {
             if session.outbox.mustPause(queued: session.connection.writeQueueSize, highWater: config.outputHighWater) {
                 // Resumed from the write-completion callback once output drains.
                 pause(session)
                 return
             }
-            if session.commandsThisTurn >= TurnBudget.commands || session.outbox.stagedBytes >= TurnBudget.bytes {
+            if TurnBudget.spent(commands: session.commandsThisTurn, stagedBytes: session.outbox.stagedBytes,
+                                time: usedBefore + (clock.now - started)) {
                 // Other clients' I/O is polled before this one goes on.
                 pause(session)
                 queueResume(session)

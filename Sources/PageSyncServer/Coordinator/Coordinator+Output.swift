@@ -52,7 +52,10 @@ extension Coordinator {
         for session in deferredFlush { queueFlush(session) }
         deferredFlush.removeAll(keepingCapacity: true)
         flushAll()
-        for session in turnUsers { session.commandsThisTurn = 0 }
+        for session in turnUsers {
+            session.commandsThisTurn = 0
+            session.timeThisTurn = .zero
+        }
         turnUsers.removeAll(keepingCapacity: true)
         // Input or output left over: make the next turn come without waiting for I/O.
         if !resumeList.isEmpty || !deferredFlush.isEmpty { loop.execute {} }
@@ -94,6 +97,8 @@ extension Coordinator {
         guard session.outbox.state != .closed else { return }
         let connection = session.connection
         var written = 0
+        let clock = ContinuousClock()
+        let started = clock.now
         repeat {
             let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
             switch chunks.count {
@@ -104,6 +109,7 @@ extension Coordinator {
             for chunk in chunks { written += chunk.count }
             // A large reply goes on while the socket takes it, up to the turn's budget.
         } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
+            && clock.now - started < TurnBudget.time
         if session.outbox.isStreaming && !session.backedUp {
             // Budget spent: the rest goes in the next turn, after other clients' I/O.
             deferredFlush.append(session)

@@ -5,11 +5,21 @@
 public func fuzzSanitizer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let line = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
         .split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
-    let out = Array(Sanitizer.sanitize(line).unicodeScalars)
+    for colors in [ColorPolicy.full, .noColor, .none] {
+        check(Array(Sanitizer.sanitize(line, colors: colors).unicodeScalars), colors: colors)
+        _ = Sanitizer.pieces(line, colors: colors)
+    }
+    _ = Sanitizer.plainText(line)
+    return 0
+}
+
+/// Only SGR sequences and printable characters; under `.none` not even SGR.
+func check(_ out: [Unicode.Scalar], colors: ColorPolicy) {
     var i = 0
     while i < out.count {
         let v = out[i].value
         if v == 0x1B {
+            precondition(colors != .none, "an escape passed through under TERM=dumb")
             precondition(i + 1 < out.count && out[i + 1] == "[", "ESC not starting CSI")
             var j = i + 2
             while j < out.count, (0x30...0x39).contains(out[j].value) || out[j] == ";" || out[j] == ":" { j += 1 }
@@ -20,7 +30,4 @@ public func fuzzSanitizer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(!(v < 0x20 || (0x7F...0x9F).contains(v)), "control character U+\(String(v, radix: 16)) passed through")
         i += 1
     }
-    _ = Sanitizer.plainText(line)
-    _ = Sanitizer.pieces(line)
-    return 0
 }
