@@ -1,0 +1,48 @@
+/// What the pager shows: the screen's rows, the frame written to the terminal, and the status line.
+extension PagerModel {
+    /// The screen: exactly `size.rows` rows (at least 1); all but the last are page content
+    /// (each fits `size.columns`, styles reset at its end), the last is the status line as
+    /// plain text (a prompt while one is being typed).
+    public mutating func screen() -> [String] {
+        let height = contentHeight
+        let rows = contentRows()
+        let offset = showingHelp ? help.offset : viewport.offset
+        var out = Layout.visible(rows, offset: offset, height: height).map(\.text)
+        while out.count < height { out.append(showingHelp ? "" : "~") }
+        out.append(statusText())
+        return out
+    }
+
+    /// The whole frame to write: cursor home, every row followed by erase-to-end-of-line,
+    /// the status line in reverse video padded to the full width.
+    public mutating func frame() -> String {
+        ScreenFrame.render(screen(), columns: size.columns, colors: options.colors)
+    }
+
+    /// Where the screen is within the page, when the page is loaded and does not fit the screen.
+    public func position() -> PagePosition? {
+        guard !showingHelp, let key = displayKey, texts[key] != nil,
+              let rows = rowsCache.pageRows(key: key, width: max(1, size.columns), wrap: lineWrap),
+              rows.count > contentHeight else { return nil }
+        return PagePosition.of(rows, offset: viewport.offset, height: contentHeight)
+    }
+
+    /// The status line's text for the current state.
+    public func statusText() -> String {
+        let width = max(1, size.columns)
+        switch prompt {
+        case .count(let digits):
+            return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
+        case .search(let forward, let text):
+            let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case nil: break
+        }
+        if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
+        let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
+                              mode: mode, roomPage: room?.page ?? 1, connection: connection,
+                              by: room?.by, message: message, position: position(),
+                              me: clientName, control: mayTurn)
+        return line.render(width: width)
+    }
+}
