@@ -7,6 +7,10 @@ struct PageRowsCache: Sendable {
         var help: Bool
         var width: Int
         var wrap: Bool
+        /// How many columns chopped lines are scrolled sideways (0 when lines wrap).
+        var shift: Int = 0
+        /// Which lines of a long page were held (``PageWindow/revision``); 0 for a page held whole.
+        var revision: Int = 0
     }
 
     private var source: Source?
@@ -21,8 +25,4 @@ struct PageRowsCache: Sendable {
         self.rows = rows
     }
 
-    /// The rows of the page `key` (not the help) at `width`/`wrap`, if those are what is held.
-    func pageRows(key: PageKey, width: Int, wrap: Bool) -> [LayoutRow]? {
-        rows(for: Source(key: key, help: false, width: width, wrap: wrap))
-    }
 }

@@ -1,3 +1,5 @@
+import PageSyncCore
+
 /// Reading the page on screen: its text (asked for, cached), its rows, scrolling, wrap and search.
 extension PagerModel {
     // MARK: Text
@@ -14,8 +16,10 @@ extension PagerModel {
     }
 
     mutating func afterStateChange(from old: PageKey?) {
+        if let long = longPage, long.key != displayKey { longPage = nil }  // its pieces go with it
         if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
             viewport.reset()
+            sidewaysShift = 0
             searchLine = nil
         } else {
             clampScroll()
@@ -28,8 +32,12 @@ extension PagerModel {
     mutating func ensureText(_ fx: inout [PagerEffect]) {
         if outstanding.contains(where: { if case .join = $0 { true } else { false } }) { return }
         if inFlight != nil && mode == .following { return }
-        guard connection == .connected, let key = displayKey, let room, (1...room.pageCount).contains(key.page),
-              texts.needs(key) else { return }
+        guard connection == .connected, let key = displayKey, let room, (1...room.pageCount).contains(key.page) else { return }
+        if let long = longPage, long.key == key {
+            requestPiece(&fx)
+            return
+        }
+        guard texts.needs(key) else { return }
         texts.markRequested(key)
         outstanding.append(.text(key))
         fx.append(.send("TEXT \(key.page)"))
@@ -45,19 +53,33 @@ extension PagerModel {
     var contentHeight: Int { max(0, size.rows - 1) }
     var halfPage: Int { max(1, contentHeight / 2) }
 
+    /// The long page on screen with some of it held, if that is what is shown.
+    var shownWindow: PageWindow? {
+        guard !showingHelp, let long = longPage, long.key == displayKey, !long.window.held.isEmpty else { return nil }
+        return long.window
+    }
+
+    /// What the rows on screen are laid out from.
+    var rowsSource: PageRowsCache.Source {
+        PageRowsCache.Source(key: displayKey, help: showingHelp, width: max(1, size.columns), wrap: lineWrap,
+                             shift: lineWrap ? 0 : sidewaysShift, revision: shownWindow.map { $0.revision + 1 } ?? 0)
+    }
+
     mutating func contentRows() -> [LayoutRow] {
         let width = max(1, size.columns)
         let key = displayKey
-        let source = PageRowsCache.Source(key: key, help: showingHelp, width: width, wrap: lineWrap)
+        let source = rowsSource
         if let rows = rowsCache.rows(for: source) { return rows }
+        let window = shownWindow
         let lines: [String]
         if showingHelp { lines = Self.helpLines }
         else if let key, let t = texts[key] { lines = t }
+        else if let window { lines = window.lines() }
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors)
-        if showingHelp || (key != nil && texts[key!] != nil) {
+        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors, shift: source.shift)
+        if showingHelp || window != nil || (key != nil && texts[key!] != nil) {
             rowsCache.store(rows, for: source)
         }
         return rows
@@ -99,11 +121,132 @@ extension PagerModel {
         clampScroll()
     }
 
+    /// ← →: scroll chopped lines sideways by `columns` (right when positive); never left of the
+    /// line starts, and right only while a line on screen goes on past the right edge.
+    mutating func scrollSideways(by columns: Int) {
+        guard !lineWrap else { message = "long lines wrap here: w chops them"; return }
+        if columns > 0 {
+            let rows = contentRows()
+            guard Layout.visible(rows, offset: viewport.offset, height: contentHeight).contains(where: \.cutRight) else {
+                message = "nothing more to the right on this screen"
+                return
+            }
+        } else if sidewaysShift == 0 {
+            message = "already at the left edge"
+            return
+        }
+        sidewaysShift = max(0, sidewaysShift + columns)
+        message = sidewaysShift == 0 ? "back at the left edge" : "from column \(sidewaysShift + 1): ← → scroll sideways"
+    }
+
     mutating func toggleWrap() {
         let top = topLine()
+        sidewaysShift = 0
         lineWrap.toggle()
         restoreTop(line: top)
-        message = lineWrap ? "long lines wrap" : "long lines are chopped"
+        message = lineWrap ? "long lines wrap" : "long lines are chopped: ← → scroll sideways, > marks a cut"
+    }
+
+    // MARK: Long pages
+
+    /// The page `key` is longer than the server sends at once (`bytes` bytes): read it in pieces.
+    mutating func startLongPage(_ key: PageKey, bytes: Int) {
+        texts.forgetRequest(key)
+        longPage = LongPage(key: key, window: PageWindow(pageBytes: bytes))
+    }
+
+    /// Asks for the piece the long page on screen needs next, if any.
+    private mutating func requestPiece(_ fx: inout [PagerEffect]) {
+        guard let long = longPage, long.failure == nil else { return }
+        let rows = contentRows()
+        let visible = shownWindow == nil ? [] : Layout.visible(rows, offset: viewport.offset, height: contentHeight)
+        guard let offset = long.window.nextRequest(top: visible.first?.line ?? 0, bottom: visible.last?.line ?? 0,
+                                                   screen: contentHeight) else { return }
+        longPage?.window.markRequested(offset)
+        outstanding.append(.piece(long.key, from: offset))
+        fx.append(.send("TEXT \(long.key.page) FROM \(offset)"))
+    }
+
+    /// A piece of the long page `key` arrived (the answer to `TEXT <n> FROM <from>`).
+    mutating func receivePiece(_ header: WireLine, _ lines: [String], cut: Bool, key: PageKey, from: Int) {
+        guard let long = longPage, long.key == key else { return }  // the reader has moved on
+        guard !cut else {
+            return pieceFailed(key, because: "a piece came longer than the pager takes (\(ReplyAssembler.maxContentBytes >> 20) MiB)")
+        }
+        guard header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("from") == from,
+              let next = header.int("next"), let bytes = header.int("bytes") else {
+            return pieceFailed(key, because: "the server's answer did not fit the page (was it edited?)")
+        }
+        let anchor = topAnchor()
+        let goal = long.window.goal
+        let piece = PagePiece(from: from, next: next, split: header.yesNo("split") ?? false, lines: lines)
+        guard longPage!.window.receive(piece, pageBytes: bytes) else {
+            return pieceFailed(key, because: "the server's answer did not fit the page (was it edited?)")
+        }
+        place(after: anchor, goal: goal)
+    }
+
+    /// A piece could not be had: the page stays cut where the held pieces end, and the status line says so.
+    mutating func pieceFailed(_ key: PageKey, because reason: String) {
+        guard let long = longPage, long.key == key else { return }
+        if long.window.held.isEmpty {  // nothing read: the page shows why, as any page that cannot be loaded
+            longPage = nil
+            storeText(["[page \(key.page) could not be loaded: \(reason)]"], for: key)
+            message = "page \(key.page) could not be read in pieces: \(reason)"
+            return
+        }
+        longPage?.window.stop()
+        let failure = "page \(key.page) is cut here: \(reason)"
+        longPage?.failure = failure
+        message = failure
+    }
+
+    /// Whether the long page on screen goes on beyond the held lines, below (`down`) or above.
+    mutating func pageGoesOn(down: Bool) -> Bool {
+        guard let window = shownWindow else { return false }
+        return down ? !window.atEnd : !window.atStart
+    }
+
+    /// `>`/`<` on a long page: read on to its end (or back to its start).
+    mutating func head(to goal: PageWindow.Goal) {
+        guard longPage?.key == displayKey, longPage?.failure == nil else { return }
+        guard pageGoesOn(down: goal == .end) else { longPage?.window.goal = nil; return }
+        longPage?.window.goal = goal
+        message = goal == .end ? "reading to the end of the page…" : "back to the start of the page…"
+    }
+
+    /// The page line at the top of the screen and how many rows into it the screen starts.
+    private mutating func topAnchor() -> (line: Int, row: Int)? {
+        guard let window = shownWindow else { return nil }
+        let rows = contentRows()
+        guard viewport.offset < rows.count else { return nil }
+        let line = rows[viewport.offset].line
+        return (window.firstLine + line, viewport.offset - (Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset))
+    }
+
+    /// Puts the screen back where it was after the held pieces changed, or where the reader was going.
+    private mutating func place(after anchor: (line: Int, row: Int)?, goal: PageWindow.Goal?) {
+        guard let window = shownWindow else { return }
+        if window.goal == .end {  // on the way: the screen stays, the status line counts
+            message = "reading to the end of the page… \(window.reachedPercent)%"
+            return
+        }
+        let rows = contentRows()
+        let height = contentHeight
+        switch goal {
+        case .end:
+            viewport.set(Int.max / 2, rowCount: rows.count, height: height)
+            message = nil
+        case .start where window.atStart:
+            viewport.reset()
+            message = nil
+        default:
+            guard let anchor else { return clampScroll() }
+            let line = anchor.line - window.firstLine
+            if line < 0 { viewport.reset() }
+            else if let r = Layout.firstRow(ofLine: line, in: rows) { viewport.set(r + anchor.row, rowCount: rows.count, height: height) }
+            else { viewport.set(Int.max / 2, rowCount: rows.count, height: height) }
+        }
     }
 
     // MARK: Search
@@ -115,7 +258,7 @@ extension PagerModel {
 
     mutating func runSearch(forward: Bool) {
         guard let pattern = lastSearch?.pattern else { return }
-        guard let key = displayKey, let text = texts[key] else { message = "the page is not loaded yet"; return }
+        guard let key = displayKey, let text = texts[key] ?? shownWindow?.lines() else { message = "the page is not loaded yet"; return }
         let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
         guard let i = PageSearch.find(pattern, in: text, after: start, forward: forward) else {
             message = "pattern not found on this page: \(pattern)"

@@ -20,11 +20,23 @@ extension PagerModel {
     }
 
     /// Where the screen is within the page, when the page is loaded and does not fit the screen.
+    /// On a long page read in pieces, line numbers are the page's, and until its end has been
+    /// read the count is unknown (`/?`) and the percentage is by bytes.
     public func position() -> PagePosition? {
-        guard !showingHelp, let key = displayKey, texts[key] != nil,
-              let rows = rowsCache.pageRows(key: key, width: max(1, size.columns), wrap: lineWrap),
-              rows.count > contentHeight else { return nil }
-        return PagePosition.of(rows, offset: viewport.offset, height: contentHeight)
+        guard !showingHelp, let key = displayKey else { return nil }
+        let window = shownWindow
+        if window?.goal == .end { return nil }  // reading on: the rows on screen are from before
+        guard texts[key] != nil || window != nil, let rows = rowsCache.rows(for: rowsSource) else { return nil }
+        guard let window else {
+            return rows.count > contentHeight ? PagePosition.of(rows, offset: viewport.offset, height: contentHeight) : nil
+        }
+        let visible = Layout.visible(rows, offset: viewport.offset, height: contentHeight)
+        guard let first = visible.first, let last = visible.last else { return nil }
+        let count = window.lineCount
+        return PagePosition(firstLine: window.firstLine + first.line + 1, lastLine: window.firstLine + last.line + 1,
+                            lineCount: count ?? window.firstLine + window.heldLineCount,
+                            moreBelow: visible.endIndex < rows.count || !window.atEnd,
+                            countKnown: count != nil, bytePercent: window.percent(throughLine: last.line))
     }
 
     /// The status line's text for the current state.

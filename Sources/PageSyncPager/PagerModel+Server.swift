@@ -8,7 +8,13 @@ extension PagerModel {
         case .multiline(let header, let lines, let truncated):
             guard !outstanding.isEmpty else { return }
             let expectation = outstanding.removeFirst()
-            if case .text(let key) = expectation, header.words.first == "TEXT" {
+            if case .piece(let key, let from) = expectation, header.words.first == "TEXT" {
+                receivePiece(header, lines, cut: truncated, key: key, from: from)
+            } else if case .text(let key) = expectation, header.words.first == "TEXT", !truncated,
+                      header.yesNo("truncated") == true, header.fields["from"] == nil, let bytes = header.int("bytes"),
+                      header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("page").map({ $0 == key.page }) ?? true {
+                startLongPage(key, bytes: bytes)
+            } else if case .text(let key) = expectation, header.words.first == "TEXT" {
                 var content = lines
                 if truncated || header.yesNo("truncated") == true {
                     content.append("[this page is longer than the server sends: it was cut here]")
@@ -24,14 +30,19 @@ extension PagerModel {
                 reconcile(line)
             case "OK", "ERR":
                 guard !outstanding.isEmpty else {
-                    if line.kind == "ERR" { message = line.text }
+                    // An ERR nobody asked for (`ERR 503 server full` before a greeting) is the server's
+                    // reason for closing: kept like a BYE, so the refused reconnects after it do not hide it.
+                    if line.kind == "ERR" {
+                        farewell = line.text
+                        message = line.text
+                    }
                     return
                 }
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
             case "BYE":
-                farewell = "server: " + line.text
-                message = farewell
+                farewell = line.text
+                message = "server: " + line.text
             default:
                 break
             }
@@ -102,6 +113,8 @@ extension PagerModel {
                     message = line.text
                 }
             }
+        case .piece(let key, _):
+            if line.kind == "ERR" { pieceFailed(key, because: line.text) }
         case .text(let key):
             if line.kind == "ERR" {
                 storeText(["[page \(key.page) could not be loaded: \(line.text)]"], for: key)
@@ -130,6 +143,7 @@ extension PagerModel {
         queued = nil
         outstanding = []
         texts.forgetRequests()
+        longPage?.window.forgetRequest()
         assembler.reset()
         if !greeted && options.quitIfFirstConnectionFails {
             let why = farewell ?? message ?? reason  // e.g. "server full" sent before the close
@@ -139,7 +153,7 @@ extension PagerModel {
         attempts += 1
         connection = greeted ? .reconnecting(attempt: attempts) : .connecting
         // The server's own goodbye says more than what the socket saw afterwards.
-        message = farewell ?? (reason.isEmpty ? nil : reason)
+        message = farewell.map { "server: " + $0 } ?? (reason.isEmpty ? nil : reason)
         fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: jitter.next())))
     }
 

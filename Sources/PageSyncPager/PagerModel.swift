@@ -62,6 +62,8 @@ public struct PagerModel: Sendable {
     public internal(set) var message: String?
     /// Whether long lines wrap (`w` toggles; off = chopped).
     public internal(set) var lineWrap = true
+    /// How many columns chopped lines are scrolled sideways (← →; 0 when lines wrap).
+    public internal(set) var sidewaysShift = 0
     /// How many rows the page is scrolled down.
     public var scrollOffset: Int { viewport.offset }
     /// The terminal size.
@@ -98,11 +100,14 @@ public struct PagerModel: Sendable {
     var searchLine: Int?
     var help = HelpScreen()
     var greeted = false
-    /// The reason of the server's last `BYE`, kept on the status line until the next greeting.
+    /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
+    /// server full`), kept on the status line through refused reconnects until the next greeting.
     var farewell: String?
     var attempts = 0
     var rejoinRoom: String?
     var rowsCache = PageRowsCache()
+    /// The page on screen when it is too long to hold whole: read in pieces (see ``PageWindow``).
+    var longPage: LongPage?
 
     /// Whether this pager may ask the room to turn: the room gives control and `--follow` was not given.
     var mayTurn: Bool { (room?.control ?? false) && !options.followOnly }
@@ -182,17 +187,19 @@ public struct PagerModel: Sendable {
     private mutating func perform(_ action: ReaderAction, _ fx: inout [PagerEffect], _ repaint: inout Bool) {
         switch action {
         case .forward(let lines):
-            if atBottom { navigate(Intent(base: .current, offset: 1), &fx) }
-            else { scroll(by: lines ?? contentHeight) }
+            if !atBottom { scroll(by: lines ?? contentHeight) }
+            else if pageGoesOn(down: true) { message = longPage?.failure ?? "reading on…" }
+            else { navigate(Intent(base: .current, offset: 1), &fx) }
         case .backward(let lines):
-            if viewport.atTop { navigate(Intent(base: .current, offset: -1), &fx) }
-            else { scroll(by: -(lines ?? contentHeight)) }
+            if !viewport.atTop { scroll(by: -(lines ?? contentHeight)) }
+            else if pageGoesOn(down: false) { message = longPage?.failure ?? "reading back…" }
+            else { navigate(Intent(base: .current, offset: -1), &fx) }
         case .lineDown(let n): scroll(by: n)
         case .lineUp(let n): scroll(by: -n)
         case .halfDown(let lines): scroll(by: lines ?? halfPage)
         case .halfUp(let lines): scroll(by: -(lines ?? halfPage))
-        case .top: scroll(by: Int.min / 2)
-        case .bottom: scroll(by: Int.max / 2)
+        case .top: head(to: .start); scroll(by: Int.min / 2)
+        case .bottom: head(to: .end); scroll(by: Int.max / 2)
         case .nextPage: navigate(Intent(base: .current, offset: 1), &fx)
         case .previousPage: navigate(Intent(base: .current, offset: -1), &fx)
         case .firstPage: navigate(Intent(base: .first, offset: 0), &fx)
@@ -202,7 +209,7 @@ public struct PagerModel: Sendable {
             navigate(Intent(base: .page(n), offset: 0), &fx)
         case .startSearch(let forward): prompt = .search(forward: forward, "")
         case .repeatSearch(let reverse): repeatSearch(reverse: reverse)
-        case .sideways: message = "long lines wrap here: w chops them"
+        case .sideways(let columns): scrollSideways(by: columns)
         case .toggleWrap: toggleWrap()
         case .follow: follow(&fx)
         case .detach: detach()

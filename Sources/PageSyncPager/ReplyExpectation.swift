@@ -4,6 +4,8 @@ enum ReplyExpectation: Sendable {
     case navigation
     /// `TEXT` of this page.
     case text(PageKey)
+    /// `TEXT <n> FROM <from>`: a piece of a long page.
+    case piece(PageKey, from: Int)
     /// `NAME`.
     case name
     /// `JOIN`.

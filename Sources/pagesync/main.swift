@@ -25,11 +25,15 @@ struct PageSync: ParsableCommand {
           <n>g <n>Enter    go to page n              / ? n N   search this page
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
+          ← →              chopped lines: scroll sideways (> and < mark cut text)
           Ctrl-L           redraw             Ctrl-Z        suspend
           q Ctrl-C         quit
 
         In a presenter room without --token, and with --follow, page turns detach you: you \
         browse on your own while the status line says where the room is; F snaps back.
+
+        A page longer than the server sends at once (its max-text) is read in pieces as \
+        you scroll, holding about 3 MiB of it at a time; G or End reads on to its last line.
         """)
 
     @Argument(help: ArgumentHelp(
