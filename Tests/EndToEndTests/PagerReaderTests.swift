@@ -136,3 +136,20 @@ struct PagerReaderTests {
         }
     }
 }
+
+extension PagerReaderTests {
+    @Test("the built-in guide names the address the daemon really listens on, and the page key it shows turns the page")
+    func guideShowsTheRealAddress() async throws {
+        try await withWorkspace { workspace in
+            let daemon = try await workspace.startDaemon(documents: [])
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t", columns: 80, rows: 24)
+                try await tmux.type("t", try pagerCommand(daemon), enter: true)
+                let screen = try await tmux.waitFor("t", showing: "built-in guide", "nc -q1 127.0.0.1 \(daemon.port)")
+                #expect(!screen.contains(" 7777") || daemon.port == 7777, "\(screen)")
+                try await tmux.type("t", "]")
+                try await tmux.waitFor("t", showing: "Turning pages", "page 2/")
+            }
+        }
+    }
+}
