@@ -153,3 +153,63 @@ extension PagerReaderTests {
         }
     }
 }
+
+/// A one-connection server on 127.0.0.1 that writes `lines` as soon as a client connects and
+/// keeps the connection open until the client closes it: a server that cannot send what the
+/// real daemon sends, to see what the pager does with it.
+final class ScriptedServer: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+
+    init(lines: [String]) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw HarnessError("bind/listen: \(String(cString: strerror(errno)))")
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+        let text = Array(lines.map { $0 + "\n" }.joined().utf8)
+        Thread.detachNewThread {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            _ = text.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while read(client, &buffer, buffer.count) > 0 {}
+            close(client)
+        }
+    }
+
+    deinit { close(listener) }
+}
+
+extension PagerReaderTests {
+    @Test("pagesync > file from a server that cannot send the rest of a long page: stderr says the output is cut, status 1")
+    func printingACutPageSaysSo() async throws {
+        let server = try ScriptedServer(lines: [
+            "HELLO pagesync/1 room=r page=1 pages=1 version=1 by=- doc=d1 epoch=e wrap=no control=yes name=guest-1",
+            "OK TEXT page=1 pages=1 doc=d1 bytes=5000000 lines=2 truncated=yes",
+            "first line",
+            "second li",
+            ".",
+        ])
+        try await withWorkspace { workspace in
+            let out = workspace.root.path + "/printed.txt"
+            let pagesync = try Binaries.path(of: "pagesync")
+            let run = try await runPagerTestProcess("/bin/sh", ["-c", "\(shellQuoted(pagesync)) 127.0.0.1:\(server.port) > \(out)"],
+                                                    in: workspace)
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.output.contains("is longer than the server sends") && run.output.contains("cut"), "\(run.output)")
+        }
+    }
+}
