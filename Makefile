@@ -15,6 +15,10 @@
 #   /etc/pagesync/pagesyncd.yaml and the rest of Config/ (documents, token files)
 #       always /etc: the units use ConfigurationDirectory=pagesync, which is /etc/pagesync.
 #       Existing files are never overwritten.
+#   /etc/pagesync/credentials/  (0700, root) secrets the units pass with LoadCredential=: the TLS
+#       key (tls.key), presenter token files. Each file F reaches the daemon as systemd
+#       credential pagesync_F; the config names it `credential:pagesync_F`.
+#   /etc/pagesync/tls/  (0755) TLS certificates (public; read directly, so a reload sees renewals).
 #   $(PREFIX)/share/man/man8/pagesyncd.8, $(PREFIX)/share/man/man1/pagesync.1
 #       generated from the argument parser by swift-argument-parser's generate-manual plugin.
 #
@@ -96,6 +100,9 @@ install: $(if $(NO_BUILD),,build) $(if $(NO_MAN),,man)
 	@echo "  MAN  $(DESTDIR)$(MANDIR)/man8/pagesyncd.8"; $(INSTALL_DATA) $(MAN_OUT)/pagesyncd.8 "$(DESTDIR)$(MANDIR)/man8/pagesyncd.8"
 	@echo "  MAN  $(DESTDIR)$(MANDIR)/man1/pagesync.1";  $(INSTALL_DATA) $(MAN_OUT)/pagesync.1 "$(DESTDIR)$(MANDIR)/man1/pagesync.1"
 	@$(INSTALL) -d -m 0755 "$(DESTDIR)$(CONFDIR)"
+	@$(INSTALL) -d -m 0755 "$(DESTDIR)$(CONFDIR)/tls"
+	@$(INSTALL) -d -m 0700 "$(DESTDIR)$(CONFDIR)/credentials"
+	@echo "  DIR  $(DESTDIR)$(CONFDIR)/tls (certificates) and $(DESTDIR)$(CONFDIR)/credentials (0700: TLS key, tokens)"
 	@if [ -d Config ]; then \
 		cd Config && find . -type f | sort | while read -r f; do \
 			f=$${f#./}; dest="$(DESTDIR)$(CONFDIR)/$$f"; \

@@ -11,11 +11,12 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // YAML only, not the default JSON trait: its JSONSerialization is one more way into full
-        // Foundation. (YAML is too: Yams uses Foundation, which links ICU's data statically, about
-        // 45 of the 62 MB of a stripped pagesyncd; Package.resolved pins every version.)
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: ["YAML"]),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // No traits: the config file is YAML read through our own libyaml snapshot
+        // (PageSyncServer/Config), not the package's YAML (Yams) or JSON traits, which both
+        // pull in all of Foundation and ICU's data (about 45 of a stripped daemon's 62 MB).
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: []),
+        // 4.x: FoundationEssentials on Linux (3.x imports all of Foundation).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
@@ -26,22 +27,36 @@ let package = Package(
         // .pc file adds -D_FILE_OFFSET_BITS=64, which SwiftPM warns about; the headers are in
         // /usr/include/hiredis and the module map links -lhiredis.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        // libyaml (libyaml-dev), for the config file. Its module map links nothing: the
+        // daemon links libyaml.a (see PageSyncServer), so no libyaml .so is needed at run time.
+        .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
+        // cmark-gfm, GitHub's CommonMark parser with its table extension (libcmark-gfm-dev,
+        // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
+        // are in /usr/include. The module map links nothing: PageSyncPager links both .a files,
+        // so the installed pager needs no cmark .so at run time.
+        .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
-        .target(name: "PageSyncPager", dependencies: ["PageSyncCore"]),
+        // Pure too: CCmark only parses markdown text into a tree (CmarkParser.swift).
+        .target(
+            name: "PageSyncPager", dependencies: ["PageSyncCore", "CCmark"],
+            linkerSettings: [.linkedLibrary(":libcmark-gfm-extensions.a"), .linkedLibrary(":libcmark-gfm.a")]),
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).
         .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
-        .target(name: "PageSyncServer", dependencies: [
-            "PageSyncCore", "UV",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Configuration", package: "swift-configuration"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(
+            name: "PageSyncServer",
+            dependencies: [
+                "PageSyncCore", "UV", "CYAML",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            linkerSettings: [.linkedLibrary(":libyaml.a")]),
 
         // The pager's imperative shell: TTY, TCP, timers and signals around PagerModel.
         .target(name: "PagerShell", dependencies: ["PageSyncPager", "PageSyncCore", "UV"]),
@@ -59,11 +74,13 @@ let package = Package(
         .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
-        .testTarget(name: "UVTests", dependencies: ["UV"]),
+        // Test support shared by test targets: certificates made with the openssl CLI.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"]),
         .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"]),
         .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"]),
         // Runs the real binaries over real sockets.
-        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -47,6 +47,17 @@ public enum Pagination: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// How a document is split when its room names no `split`: markdown (`.md`, `.markdown`,
+    /// any case) at lines `---`, as slide decks are written; anything else at form feeds.
+    public static func defaultFor(path: String) -> Pagination {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .formFeed }
+        switch name[name.index(after: dot)...].lowercased() {
+        case "md", "markdown": return .separator("---")
+        default: return .formFeed
+        }
+    }
+
     /// The text `init(parsing:)` accepts: `"formfeed"`, `"separator:<line>"`, `"lines:<n>"`.
     public var description: String {
         switch self {

@@ -7,12 +7,16 @@ public struct RoomSnapshot: Equatable, Sendable {
     public var state: RoomState
     /// Whether the room wraps around at its ends.
     public var wraps: Bool
+    /// The document's name as `HELLO` and `OK JOIN` give it (`file=`, see
+    /// ``DocumentSource/wireFileName``); nil leaves the field out.
+    public var file: String?
 
     /// Creates a snapshot.
-    public init(name: String, state: RoomState, wraps: Bool) {
+    public init(name: String, state: RoomState, wraps: Bool, file: String? = nil) {
         self.name = name
         self.state = state
         self.wraps = wraps
+        self.file = file
     }
 }
 
@@ -22,12 +26,12 @@ public enum Wire {
     /// The protocol identifier sent in `HELLO`.
     public static let protocolName = "pagesync/1"
 
-    /// `HELLO pagesync/1 room= page= pages= version= by= doc= wrap= control= name=`
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= wrap= control= name= file=`
     public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `OK JOIN room= page= pages= version= by= doc= wrap= control= name=` (the `HELLO` fields).
+    /// `OK JOIN room= page= pages= version= by= doc= wrap= control= name= file=` (the `HELLO` fields).
     public static func joined(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("OK JOIN \(greetingFields(room, control: control, name: name))")
     }
@@ -150,6 +154,7 @@ public enum Wire {
 
     static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {
         "room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) name=\(name)"
+            + (room.file.map { " file=\($0)" } ?? "")
     }
 
     /// The text's UTF-8 with every control character (C0 including CR and LF, DEL, C1)

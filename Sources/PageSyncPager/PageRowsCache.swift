@@ -1,5 +1,5 @@
 /// The laid-out rows of what the screen shows last, kept until what they were made from changes:
-/// the page (or the help), the width, and wrap or chop.
+/// the page (or the help), the width, and wrap or chop (a new search or filter forgets them).
 struct PageRowsCache: Sendable {
     /// What rows were laid out from.
     struct Source: Equatable, Sendable {
@@ -24,5 +24,8 @@ struct PageRowsCache: Sendable {
         self.source = source
         self.rows = rows
     }
+
+    /// Forgets the rows (what is shown of the same page changed: a search's marks, a filter).
+    mutating func forget() { source = nil }
 
 }

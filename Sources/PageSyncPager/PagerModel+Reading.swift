@@ -1,6 +1,7 @@
 import PageSyncCore
 
-/// Reading the page on screen: its text (asked for, cached), its rows, scrolling, wrap and search.
+/// Reading the page on screen: its text (asked for, cached), its lines as shown (markdown rendered,
+/// search matches marked, a filter applied), its rows, scrolling, wrap and search.
 extension PagerModel {
     // MARK: Text
 
@@ -45,7 +46,10 @@ extension PagerModel {
 
     mutating func storeText(_ lines: [String], for key: PageKey) {
         texts.store(lines, for: key, keep: displayKey)
-        if key == displayKey { clampScroll() }
+        if key == displayKey {
+            clampScroll()
+            continuePendingSearch()
+        }
     }
 
     // MARK: Rows and scrolling
@@ -71,18 +75,40 @@ extension PagerModel {
         let source = rowsSource
         if let rows = rowsCache.rows(for: source) { return rows }
         let window = shownWindow
-        let lines: [String]
+        var lines: [String]
+        var origin: [Int]?
         if showingHelp { lines = Self.helpLines }
-        else if let key, let t = texts[key] { lines = t }
-        else if let window { lines = window.lines() }
+        else if let key, let t = pageLines(key) {
+            if lastSearch != nil || filter != nil {
+                let shown = PageSearch.display(t, search: lastSearch?.pattern, filter: filter, colors: options.colors)
+                lines = shown.lines
+                origin = shown.origin
+            } else {
+                lines = t
+            }
+        }
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        let rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors, shift: source.shift)
+        var rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors, shift: source.shift)
+        if let origin { for i in rows.indices { rows[i].line = origin[rows[i].line] } }
         if showingHelp || window != nil || (key != nil && texts[key!] != nil) {
             rowsCache.store(rows, for: source)
         }
         return rows
+    }
+
+    /// The lines of the page on screen as shown, before search and filter: a page held whole is
+    /// its text, or that text rendered as markdown (see ``MarkdownChoice``); a long page read in
+    /// pieces is the lines held (see ``PageWindow``), shown as sent: its rows stand for the held
+    /// lines one for one, which reading on and the position need. Search and filter work on these lines.
+    mutating func pageLines(_ key: PageKey) -> [String]? {
+        guard let text = texts[key] else { return shownWindow?.lines() }
+        guard options.markdown.rendersMarkdown(file: room?.file) else { return text }
+        if let c = markdownCache, c.key == key { return c.lines }
+        let lines = MarkdownRenderer.render(markdown: text.joined(separator: "\n"), colors: options.colors)
+        markdownCache = (key, lines)
+        return lines
     }
 
     mutating func scroll(by delta: Int) {
@@ -184,6 +210,7 @@ extension PagerModel {
             return pieceFailed(key, because: "the server's answer did not fit the page (was it edited?)")
         }
         place(after: anchor, goal: goal)
+        continuePendingSearch()
     }
 
     /// A piece could not be had: the page stays cut where the held pieces end, and the status line says so.
@@ -249,24 +276,94 @@ extension PagerModel {
         }
     }
 
-    // MARK: Search
+    // MARK: Search and filter
 
-    mutating func repeatSearch(reverse: Bool) {
+    mutating func repeatSearch(reverse: Bool, _ fx: inout [PagerEffect]) {
         guard let last = lastSearch else { message = "no previous search"; return }
-        runSearch(forward: reverse ? !last.forward : last.forward)
+        runSearch(forward: reverse ? !last.forward : last.forward, crossPages: true, &fx)
     }
 
-    mutating func runSearch(forward: Bool) {
+    /// Looks for the next match in the lines held of the page on screen (all of a page held whole,
+    /// the held pieces of a long one) from the current match (or the screen's top). When there is
+    /// none: `n`/`N` (`crossPages`) go on to the next (previous) page on your own, detached (see
+    /// ``continuePendingSearch()``); a new search stays and says `n` goes on.
+    mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
         guard let pattern = lastSearch?.pattern else { return }
-        guard let key = displayKey, let text = texts[key] ?? shownWindow?.lines() else { message = "the page is not loaded yet"; return }
+        guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
         let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
-        guard let i = PageSearch.find(pattern, in: text, after: start, forward: forward) else {
-            message = "pattern not found on this page: \(pattern)"
+        if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
+            show(match: line, pattern: pattern)
             return
         }
-        searchLine = i
+        guard crossPages, let room, PageSearch.nextPage(after: key.page, pageCount: room.pageCount, forward: forward) != nil else {
+            let more = room.flatMap { PageSearch.nextPage(after: key.page, pageCount: $0.pageCount, forward: forward) } != nil
+            message = more ? "not on this page: \(pattern.text) · n searches the \(forward ? "next" : "previous") pages"
+                : "pattern not found: \(pattern.text)"
+            return
+        }
+        goOnSearching(from: key.page, startPage: key.page, forward: forward)
+    }
+
+    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found.
+    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool) {
+        guard let pattern = lastSearch?.pattern, let room else { return }
+        guard let next = PageSearch.nextPage(after: page, pageCount: room.pageCount, forward: forward) else {
+            pendingSearch = nil
+            message = startPage == page ? "pattern not found: \(pattern.text)"
+                : "pattern not found: \(pattern.text) (pages \(min(startPage, page))–\(max(startPage, page)))"
+            return
+        }
+        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage)
+        setView(.detached(viewPage: next))
+        message = "searching page \(next) for \(pattern.text)…"
+        continuePendingSearch()
+    }
+
+    /// Searches the page a cross-page search waits for, once its text (or a long page's first
+    /// piece) is here.
+    mutating func continuePendingSearch() {
+        guard let pending = pendingSearch, let pattern = lastSearch?.pattern else { return }
+        guard displayedPage == pending.page, case .detached = mode else { pendingSearch = nil; return }
+        guard let key = displayKey, let text = pageLines(key) else { return }  // asked for: comes later
+        pendingSearch = nil
+        let start = pending.forward ? -1 : text.count
+        if let line = PageSearch.find(pattern, in: text, from: start, forward: pending.forward, filter: filter) {
+            show(match: line, pattern: pattern)
+            message = "/\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
+        } else {
+            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward)
+        }
+    }
+
+    private mutating func show(match line: Int, pattern: SearchPattern) {
+        searchLine = line
         let rows = contentRows()
-        viewport.set(Layout.firstRow(ofLine: i, in: rows) ?? viewport.offset, rowCount: rows.count, height: contentHeight)
-        message = "/\(pattern): line \(i + 1)"
+        viewport.set(Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset, rowCount: rows.count,
+                     height: contentHeight)
+        let number = (shownWindow?.firstLine ?? 0) + line + 1
+        message = "/\(pattern.text): line \(number)"
+    }
+
+    /// `&pattern`: show only matching lines (`&!pattern`: only the others); empty shows every line again.
+    mutating func applyFilter(_ text: String) {
+        let top = topLine()
+        if text.isEmpty {
+            guard filter != nil else { return }
+            filter = nil
+            message = "filter off: every line shows"
+        } else {
+            do throws(SearchPatternError) {
+                filter = try LineFilter(text)
+            } catch {
+                message = error.message
+                return
+            }
+            message = text.hasPrefix("!") ? "&\(text): only lines that do not match show (& Enter: all)"
+                : "&\(text): only matching lines show (& Enter: all)"
+        }
+        rowsCache.forget()
+        viewport.reset()
+        restoreTop(line: top)
+        if filter != nil, contentRows().isEmpty { message = "&\(text): no line on this page matches" }
     }
 }

@@ -48,6 +48,9 @@ extension PagerModel {
         case .search(let forward, let text):
             let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
             return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case .filter(let text):
+            let s = "&" + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
         case nil: break
         }
         if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }

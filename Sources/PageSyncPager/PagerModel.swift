@@ -48,7 +48,8 @@ import PageSyncCore
 /// requests, `PagerModel+Server` the server's lines and the connection, `PagerModel+Reading`
 /// page text, scrolling, wrap and search, `PagerModel+Screen` the frame and the status line.
 /// The rules themselves are small pure types: ``RoomUpdates``, ``NavigationRequests``,
-/// ``ReaderKeys``, ``PromptInput``, ``HelpScreen``, ``PageSearch``, ``PageTextCache``, ``Viewport``.
+/// ``ReaderKeys``, ``PromptInput``, ``HelpScreen``, ``PageSearch``, ``LineFilter``, ``MarkdownRenderer``,
+/// ``PageTextCache``, ``Viewport``.
 public struct PagerModel: Sendable {
     // MARK: Public read-only state
 
@@ -96,8 +97,14 @@ public struct PagerModel: Sendable {
     var texts = PageTextCache()
     var viewport = Viewport()
     var prompt: PagerPrompt?
-    var lastSearch: (pattern: String, forward: Bool)?
+    var lastSearch: (pattern: SearchPattern, forward: Bool)?
     var searchLine: Int?
+    /// `&`: which lines are shown.
+    var filter: LineFilter?
+    /// A search going on to the next or previous page, waiting for that page's text.
+    var pendingSearch: PendingSearch?
+    /// The last page rendered as markdown (rendering is kept while the page stays).
+    var markdownCache: (key: PageKey, lines: [String])?
     var help = HelpScreen()
     var greeted = false
     /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
@@ -164,6 +171,7 @@ public struct PagerModel: Sendable {
         case .ctrl("l"): clear = true; return
         default: break
         }
+        pendingSearch = nil
         if let p = prompt {
             handlePromptKey(p, key, &fx)
             return
@@ -208,7 +216,8 @@ public struct PagerModel: Sendable {
             guard n >= 1 else { message = "page numbers start at 1"; return }
             navigate(Intent(base: .page(n), offset: 0), &fx)
         case .startSearch(let forward): prompt = .search(forward: forward, "")
-        case .repeatSearch(let reverse): repeatSearch(reverse: reverse)
+        case .startFilter: prompt = .filter("")
+        case .repeatSearch(let reverse): repeatSearch(reverse: reverse, &fx)
         case .sideways(let columns): scrollSideways(by: columns)
         case .toggleWrap: toggleWrap()
         case .follow: follow(&fx)
@@ -235,10 +244,19 @@ public struct PagerModel: Sendable {
                 guard let last = lastSearch else { return }
                 lastSearch = (last.pattern, forward)
             } else {
-                lastSearch = (text, forward)
+                do throws(SearchPatternError) {
+                    lastSearch = (try SearchPattern(text), forward)
+                } catch {
+                    message = error.message
+                    return
+                }
                 searchLine = nil
+                rowsCache.forget()
             }
-            runSearch(forward: forward)
+            runSearch(forward: forward, crossPages: false, &fx)
+        case .filter(let text):
+            prompt = nil
+            applyFilter(text)
         }
     }
 }

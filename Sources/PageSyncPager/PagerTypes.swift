@@ -32,10 +32,13 @@ public struct RoomView: Equatable, Sendable {
     public var wraps: Bool
     /// Whether this client may turn the room's pages.
     public var control: Bool
+    /// The document's name (`file=`, percent-encoded; nil when the server did not say).
+    public var file: String?
 
     /// A room view with every field given.
     public init(name: String, page: Int, pageCount: Int, version: UInt64, epoch: String = "", by: String?, doc: String,
-                wraps: Bool, control: Bool) {
+                wraps: Bool, control: Bool, file: String? = nil) {
+        self.file = file
         self.name = name
         self.page = page
         self.pageCount = pageCount
@@ -68,6 +71,8 @@ public struct PagerOptions: Sendable {
     public var followOnly: Bool
     /// How much of the document's styling reaches the terminal (`NO_COLOR`, `TERM=dumb`).
     public var colors: ColorPolicy
+    /// Whether pages are rendered as markdown (`--markdown`, `--plain`; default by the document's name).
+    public var markdown: MarkdownChoice = .auto
 
     /// Options; only `server` is required.
     public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",

@@ -1,7 +1,9 @@
-/// A line being typed on the status line: a count (digits before a key) or a search pattern.
+/// A line being typed on the status line: a count (digits before a key), a search pattern, or a
+/// filter (`&`).
 enum PagerPrompt: Equatable, Sendable {
     case count(String)
     case search(forward: Bool, String)
+    case filter(String)
 }
 
 /// What a key does to a prompt being typed.
@@ -12,11 +14,13 @@ enum PromptEdit: Equatable, Sendable {
     case countThen(Int, Key)
     /// Enter on a search prompt: search for `pattern` (empty: repeat the last search) in `forward` direction.
     case search(pattern: String, forward: Bool)
+    /// Enter on a filter prompt: show only the lines `text` selects (empty: every line again).
+    case filter(String)
 }
 
 /// The pure editing rules of ``PagerPrompt``: digits extend a count (at most 12), Backspace
 /// removes the last character (and closes an empty prompt), Esc closes, any other key ends a
-/// count and goes to that key; a search prompt takes characters (Tab as a space) until Enter.
+/// count and goes to that key; a search or filter prompt takes characters (Tab as a space) until Enter.
 enum PromptInput {
     /// The effect of `key` on `prompt`.
     static func edit(_ prompt: PagerPrompt, _ key: Key) -> PromptEdit {
@@ -38,6 +42,16 @@ enum PromptInput {
         case (.search(let forward, let text), .tab):
             return .editing(.search(forward: forward, text + " "))
         case (.search, _):
+            return .editing(prompt)
+        case (.filter(let text), .enter):
+            return .filter(text)
+        case (.filter(let text), .backspace):
+            return .editing(text.isEmpty ? nil : .filter(String(text.dropLast())))
+        case (.filter(let text), .char(let c)):
+            return .editing(.filter(text + String(c)))
+        case (.filter(let text), .tab):
+            return .editing(.filter(text + " "))
+        case (.filter, _):
             return .editing(prompt)
         }
     }

@@ -28,6 +28,8 @@ public enum ReaderAction: Equatable, Sendable {
     case gotoPage(Int)
     /// / (forward) or ? (backward): start typing a search.
     case startSearch(forward: Bool)
+    /// &: start typing a filter (only matching lines show, `!` first for the others; empty: all lines again).
+    case startFilter
     /// n or N: repeat the last search (N the other way).
     case repeatSearch(reverse: Bool)
     /// ← →: sideways in chop mode (columns, negative to the left).
@@ -76,6 +78,7 @@ public enum ReaderKeys {
         case .char("}"): return .lastPage
         case .char("/"): return .startSearch(forward: true)
         case .char("?"): return .startSearch(forward: false)
+        case .char("&"): return .startFilter
         case .char("n"): return .repeatSearch(reverse: false)
         case .char("N"): return .repeatSearch(reverse: true)
         case .left: return .sideways(-(count ?? sidewaysStep))

@@ -10,7 +10,7 @@ enum RoomUpdates {
         let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
                         epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
-                        control: control)
+                        control: control, file: line.fields["file"])
     }
 
     /// `room` after a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills

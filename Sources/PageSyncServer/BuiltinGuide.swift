@@ -77,8 +77,9 @@ enum BuiltinGuide {
 
             pagesyncd --listen \(address) notes.txt slides.md
 
-        Pages split at form feeds by default. Use --split separator:---
-        for slide decks, or --split lines:40 for plain text.
+        Pages split at form feeds, and Markdown (.md) at lines ---;
+        --split separator:--- or --split lines:40 sets it for every file.
+        The pager renders Markdown: headings, lists, code and tables.
 
         """,
         """

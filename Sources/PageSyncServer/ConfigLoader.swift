@@ -19,7 +19,7 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var maxClients: Int?
     /// `--max-line`.
     public var maxLineLength: Int?
-    /// `--split`, for the rooms of `files`.
+    /// `--split`, for the rooms of `files` (nil: each by its extension, see ``Pagination/defaultFor(path:)``).
     public var pagination: Pagination?
     /// `--wrap`, for the rooms of `files`.
     public var wraps: Bool = false
@@ -43,6 +43,8 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var tlsCAFile: String?
     /// `--tls-min-version`.
     public var tlsMinimumVersion: String?
+    /// `--tls-handshake-timeout`.
+    public var tlsHandshakeTimeoutSeconds: Int?
     /// `--allow-plaintext-auth`.
     public var allowPlaintextAuth: Bool = false
     /// `--redis`.
@@ -69,7 +71,7 @@ public enum ConfigLoader {
         if let configFile {
             let reader: ConfigReader
             do {
-                reader = ConfigReader(provider: try await FileProvider<YAMLSnapshot>(filePath: FilePath(configFile)))
+                reader = ConfigReader(provider: try await FileProvider<YAMLFileSnapshot>(filePath: FilePath(configFile)))
             } catch {
                 throw ConfigError("\(configFile): \(error)")
             }
@@ -102,7 +104,7 @@ public enum ConfigLoader {
         if let n = overrides.whoPageSize { config.whoPageSize = n }
         if overrides.allowPlaintextAuth { config.plaintextAuth = true }
         if overrides.tlsListen != nil || overrides.tlsCertificateFile != nil || overrides.tlsKeyFile != nil
-            || overrides.tlsCAFile != nil || overrides.tlsMinimumVersion != nil
+            || overrides.tlsCAFile != nil || overrides.tlsMinimumVersion != nil || overrides.tlsHandshakeTimeoutSeconds != nil
         {
             var tls = config.tls ?? TLSConfig(listen: nil, certificateFile: "", keyFile: "")
             if let listen = overrides.tlsListen { tls.listen = listen }
@@ -110,6 +112,7 @@ public enum ConfigLoader {
             if let file = overrides.tlsKeyFile { tls.keyFile = absolute(file, relativeTo: nil) }
             if let file = overrides.tlsCAFile { tls.clientCAFile = absolute(file, relativeTo: nil) }
             if let version = overrides.tlsMinimumVersion { tls.minimumVersion = version }
+            if let seconds = overrides.tlsHandshakeTimeoutSeconds { tls.handshakeTimeoutSeconds = seconds }
             config.tls = tls
         }
         if let url = overrides.redis { config.redis = url }
@@ -119,7 +122,8 @@ public enum ConfigLoader {
             config.rooms = zip(names, overrides.files).map { name, file in
                 RoomConfig(
                     name: name, document: .file(absolute(file, relativeTo: nil)),
-                    pagination: overrides.pagination ?? .formFeed, wraps: overrides.wraps, token: overrides.token)
+                    pagination: overrides.pagination ?? Pagination.defaultFor(path: file), wraps: overrides.wraps,
+                    token: overrides.token)
             }
         }
     }
@@ -150,7 +154,7 @@ public enum ConfigLoader {
         if let n = try keys.int("max-clients-per-address") { config.maxClientsPerAddress = n }
         if let n = try keys.int("who-page-size") { config.whoPageSize = n }
         if let b = try keys.bool("allow-plaintext-auth") { config.plaintextAuth = b }
-        try applyTLS(keys, file: file, to: &config)
+        try applyTLS(keys, file: file, environment: environment, to: &config)
         try applyEngine(keys, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }
         guard !names.isEmpty else { throw keys.error("rooms", "the list is empty") }
@@ -166,6 +170,7 @@ public enum ConfigLoader {
                 throw keys.error(prefix + "file", "missing: each room needs a file")
             }
             var pagination = Pagination.formFeed
+            if case .file(let path) = document { pagination = Pagination.defaultFor(path: path) }
             if let split = try keys.string(prefix + "split") {
                 guard let p = Pagination(parsing: split) else {
                     throw keys.error(prefix + "split", "\"\(split)\" is not formfeed, separator:<line> or lines:<n>")
@@ -183,7 +188,7 @@ public enum ConfigLoader {
         }
     }
 
-    /// A `token-file` value as a path: `credential:<name>` is the systemd credential
+    /// A `token-file` (or `tls.cert`, `tls.key`, `tls.ca`) value as a path: `credential:<name>` is the systemd credential
     /// `<name>` (`$CREDENTIALS_DIRECTORY/<name>`, from `LoadCredential=` in the unit);
     /// anything else is a file path, relative to the config file's directory.
     static func tokenPath(_ value: String, configFile: String, environment: [String: String], key: ConfigError) throws -> String {
@@ -199,8 +204,10 @@ public enum ConfigLoader {
         return directory + "/" + name
     }
 
-    /// The `tls:` section: `listen`, `cert`, `key`, `ca`, `min-version`, `ciphers`, `ciphersuites`.
-    private static func applyTLS(_ keys: Keys, file: String, to config: inout ServerConfig) throws {
+    /// The `tls:` section: `listen`, `cert`, `key`, `ca`, `min-version`, `ciphers`, `ciphersuites`,
+    /// `handshake-timeout`.
+    /// `cert`, `key` and `ca` may name systemd credentials (`credential:<name>`), like `token-file`.
+    private static func applyTLS(_ keys: Keys, file: String, environment: [String: String], to config: inout ServerConfig) throws {
         let listenText = try keys.string("tls.listen")
         let cert = try keys.string("tls.cert")
         let key = try keys.string("tls.key")
@@ -208,7 +215,9 @@ public enum ConfigLoader {
         let version = try keys.string("tls.min-version")
         let ciphers = try keys.string("tls.ciphers")
         let suites = try keys.string("tls.ciphersuites")
+        let handshakeTimeout = try keys.int("tls.handshake-timeout")
         guard listenText != nil || cert != nil || key != nil || ca != nil || version != nil || ciphers != nil || suites != nil
+            || handshakeTimeout != nil
         else { return }
         var listen: ListenAddress?
         if let listenText {
@@ -219,10 +228,11 @@ public enum ConfigLoader {
         }
         config.tls = TLSConfig(
             listen: listen,
-            certificateFile: cert.map { absolute($0, relativeTo: file) } ?? "",
-            keyFile: key.map { absolute($0, relativeTo: file) } ?? "",
-            clientCAFile: ca.map { absolute($0, relativeTo: file) },
-            minimumVersion: version ?? "1.2", ciphers: ciphers, cipherSuites: suites)
+            certificateFile: try cert.map { try tokenPath($0, configFile: file, environment: environment, key: keys.error("tls.cert", "")) } ?? "",
+            keyFile: try key.map { try tokenPath($0, configFile: file, environment: environment, key: keys.error("tls.key", "")) } ?? "",
+            clientCAFile: try ca.map { try tokenPath($0, configFile: file, environment: environment, key: keys.error("tls.ca", "")) },
+            minimumVersion: version ?? "1.2", ciphers: ciphers, cipherSuites: suites,
+            handshakeTimeoutSeconds: handshakeTimeout ?? TLSConfig.defaultHandshakeTimeoutSeconds)
     }
 
     /// `engine: journal | redis`, `redis: URL`, `redis-prefix: PREFIX`.

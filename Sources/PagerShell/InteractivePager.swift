@@ -58,12 +58,14 @@ final class InteractivePager {
         terminal = try Terminal(loop: loop)
         var seed: UInt64 = 0
         withUnsafeMutableBytes(of: &seed) { _ = getentropy($0.baseAddress, $0.count) }
-        model = PagerModel(options: PagerOptions(
+        var options = PagerOptions(
             room: configuration.room, name: configuration.name, token: configuration.token,
             server: configuration.server.description, size: terminal.size,
             quitIfFirstConnectionFails: true, randomSeed: seed, followOnly: configuration.followOnly,
             colors: ColorPolicy.from(noColor: getenv("NO_COLOR").map { String(cString: $0) },
-                                     term: getenv("TERM").map { String(cString: $0) })))
+                                     term: getenv("TERM").map { String(cString: $0) }))
+        options.markdown = configuration.markdown.map { $0 ? .always : .never } ?? .auto
+        model = PagerModel(options: options)
         escapeTimer = UV.Timer(loop: loop)
         reconnectTimer = UV.Timer(loop: loop)
         connectTimeout = UV.Timer(loop: loop)

@@ -85,10 +85,15 @@ public struct PagerConfiguration: Sendable {
     public var tlsCAFile: String?
     /// `--tls-insecure`: do not verify the server's certificate at all (testing only).
     public var tlsInsecure = false
+    /// `--markdown` (true) / `--plain` (false): how pages are shown (nil, the default: markdown for
+    /// documents named `.md` or `.markdown`).
+    public var markdown: Bool?
 
     /// A configuration; only the server is required.
     public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil,
-                followOnly: Bool = false, tlsCAFile: String? = nil, tlsInsecure: Bool = false) {
+                followOnly: Bool = false, tlsCAFile: String? = nil, tlsInsecure: Bool = false,
+                markdown: Bool? = nil) {
+        self.markdown = markdown
         self.server = server
         self.room = room
         self.name = name

@@ -25,6 +25,7 @@ struct DurableCommand: ParsableCommand {
     @Option(help: "pagesyncd or redis.") var target: Target
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Target port.") var port: Int
+    @Option(help: "Ports the clients connect to, comma-separated; client i uses the (i mod count)-th (default: --port). For several daemons sharing rooms.") var ports: String?
     @Option(help: "Clients, one room each (pagesyncd needs rooms <room-prefix>0 ... that wrap).") var clients = 20
     @Option(help: "Measured seconds.") var seconds = 3.0
     @Option(name: .customLong("warmup-ms"), help: "Unmeasured milliseconds before the measurement.") var warmupMs = 300
@@ -42,7 +43,8 @@ struct DurableCommand: ParsableCommand {
         let sink = ResultSink(label: label ?? target.rawValue, path: out)
         let runner = try LoopRunner()
         defer { runner.shutdown() }
-        let bench = LoopBound(DurableBench(loop: runner.loop, target: target, host: host, port: port, roomPrefix: roomPrefix))
+        let spread = ports.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
+        let bench = LoopBound(DurableBench(loop: runner.loop, target: target, host: host, ports: spread.isEmpty ? [port] : spread, roomPrefix: roomPrefix))
         let count = clients
         let setupError: String? = runner.sync { done in bench.value.connect(count, done) }
         if let setupError {
@@ -91,7 +93,8 @@ final class DurableBench {
     let loop: EventLoop
     let target: Target
     let host: String
-    let port: Int
+    /// Client i connects to `ports[i % ports.count]`.
+    let ports: [Int]
     let roomPrefix: String
     private var clients: [DurableClient] = []
 
@@ -106,11 +109,11 @@ final class DurableBench {
     private var failure: String?
     private var guardTimer: UV.Timer?
 
-    init(loop: EventLoop, target: Target, host: String, port: Int, roomPrefix: String) {
+    init(loop: EventLoop, target: Target, host: String, ports: [Int], roomPrefix: String) {
         self.loop = loop
         self.target = target
         self.host = host
-        self.port = port
+        self.ports = ports
         self.roomPrefix = roomPrefix
     }
 
@@ -127,7 +130,7 @@ final class DurableBench {
         for i in 0..<count {
             let client = DurableClient(index: i)
             clients.append(client)
-            TCPConnection.connect(loop: loop, host: host, port: port) { [unowned self] result in
+            TCPConnection.connect(loop: loop, host: host, port: ports[i % ports.count]) { [unowned self] result in
                 switch result {
                 case .failure(let error): fail("client \(i) cannot connect: \(error)")
                 case .success(let connection):

@@ -10,9 +10,10 @@ struct ReportCommand: ParsableCommand {
 
     @Argument(help: "Result TSV files, one per run.") var files: [String]
     @Option(help: "The label the ratios are computed for.") var primary = "pagesyncd"
-    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
+    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-tls,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
     @Option(name: .customLong("ratio-labels"), help: "Labels whose fan-out p50/p99 and idle RSS are also given as ratios to redis and the floor (a second table), comma-separated.") var ratioLabelsOption = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync"
     @Option(name: .customLong("durable-columns"), help: "Column order of the durable-throughput table.") var durableColumns = "pagesyncd,pagesyncd-always,redis,redis-always"
+    @Option(name: .customLong("fanout-pairs"), help: "Fan-out p50/p99 ratios between two labels, as a/b pairs, comma-separated (a third table; none by default).") var fanoutPairs = ""
     @Option(name: .customLong("durable-ratios"), help: "Ratios of the durable-throughput table, as a/b pairs, comma-separated.") var durableRatios = "pagesyncd/redis,pagesyncd-always/redis-always"
 
     struct Key: Hashable, Comparable {
@@ -34,6 +35,8 @@ struct ReportCommand: ParsableCommand {
         ("paced_dps", "paced throughput, 1 change in flight (deliveries/s)"), ("paced_delivered_pct", "paced: delivered (% of N×M)"),
         ("rtt_p50_us", "round trip p50 (µs)"), ("rtt_p99_us", "round trip p99 (µs)"),
         ("mem_per_conn_bytes", "RSS per idle connection (bytes)"),
+        ("idle_ready", "idle clients held"), ("idle_mem_per_conn_bytes", "RSS per idle client (bytes)"),
+        ("idle_pongs", "idle clients that answered a PING"), ("idle_open_errors", "errors opening idle clients"),
         ("max_clients_attempted", "max clients: attempted"), ("max_clients_held", "max clients: held"),
         ("max_clients_errors", "max clients: errors"),
         ("churn_cps", "churn (connect+ping+close /s)"), ("churn_errors", "churn errors"),
@@ -133,6 +136,7 @@ struct ReportCommand: ParsableCommand {
         print("")
         print("Medians over \(runs.count) run(s); each ratio is computed within one run, then the median is taken.")
         printFanoutRatios(runs, keys: keys)
+        printFanoutPairs(runs, keys: keys)
         printDurable(runs, labels: allLabels, skipped: skipped)
     }
 
@@ -162,6 +166,30 @@ struct ReportCommand: ParsableCommand {
         for key in rows {
             var row = "| \(ReportCommand.title(key)) |"
             for s in subjects { for r in references { row += " \(ratio(runs, s, r, key)) |" } }
+            print(row)
+        }
+    }
+
+    /// Fan-out latency of one label against another (`--fanout-pairs`), within each run.
+    private func printFanoutPairs(_ runs: [[String: [Key: Double]]], keys: Set<Key>) {
+        let present = Set(runs.flatMap { $0.keys })
+        let pairs: [(String, String)] = fanoutPairs.split(separator: ",").compactMap { pair in
+            let parts = pair.split(separator: "/").map(String.init)
+            guard parts.count == 2, present.contains(parts[0]), present.contains(parts[1]) else { return nil }
+            return (parts[0], parts[1])
+        }
+        let rows = keys.filter { ["fanout_p50_us", "fanout_p99_us", "fanout_first_p50_us", "throughput_dps"].contains($0.metric) }.sorted()
+        guard !pairs.isEmpty, !rows.isEmpty else { return }
+        print("")
+        print("#### Fan-out pairs (each within one run, then the median)")
+        print("")
+        var header = "| metric |", rule = "| --- |"
+        for (a, b) in pairs { header += " \(a)/\(b) |"; rule += " ---: |" }
+        print(header)
+        print(rule)
+        for key in rows {
+            var row = "| \(ReportCommand.title(key)) |"
+            for (a, b) in pairs { row += " \(ratio(runs, a, b, key)) |" }
             print(row)
         }
     }

@@ -36,6 +36,9 @@ struct Run: ParsableCommand {
     @Option(help: "pagesyncd, redis, nats or floor.") var target: Target
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Target port.") var port: Int
+    @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Followers (and churn connections) speak TLS to --port, verifying the server with this CA file (PEM); the driver stays on --driver-port in plaintext (default: no TLS).", valueName: "file")) var tlsCA: String?
+    @Option(name: .customLong("driver-port"), help: "Port of the driver and pinger (default: --port); with --tls-ca, the daemon's plaintext port.") var driverPort: Int?
+    @Option(name: .customLong("ping-timeout-ms"), help: "How long the idle test waits for every follower's PONG.") var pingTimeoutMs = 30_000
     @Option(name: .customLong("server-pid"), help: "The target's PID, for RSS and fd counts.") var serverPID: Int32?
     @Option(help: "Label for the result rows (default: the target).") var label: String?
     @Option(help: "Append result rows to this TSV file.") var out: String?
@@ -46,17 +49,18 @@ struct Run: ParsableCommand {
     @Option(help: "Pings for the round trip.") var pings = 2000
     @Option(help: "Payload bytes per delivery, LF included (pagesyncd: the driver's NAME is sized to match).") var payload = 90
     @Option(help: "Follower worker processes.") var workers = 2
-    @Option(help: "Comma-separated subset of: rtt,fanout,maxclients,churn.") var tests = "rtt,fanout,maxclients,churn"
+    @Option(help: "Comma-separated subset of: rtt,fanout,idle,maxclients,churn (idle: hold --followers idle clients, RSS per client, then every one pings).") var tests = "rtt,fanout,maxclients,churn"
     @Option(name: .customLong("max-clients"), help: "Connections to attempt for max clients (default: 20000 minus the server's open fds, or 19990).") var maxClients: Int?
     @Option(name: .customLong("churn-ms"), help: "Churn duration in milliseconds.") var churnMs = 3000
     @Option(name: .customLong("churn-concurrency"), help: "Concurrent connect/ping/close chains per worker.") var churnConcurrency = 16
     @Option(name: .customLong("settle-ms"), help: "Pause before reading the server's RSS.") var settleMs = 1000
+    @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
 
     func run() throws {
         let tests = Set(self.tests.split(separator: ",").map(String.init))
         let sink = ResultSink(label: label ?? target.rawValue, path: out)
         let runner = try LoopRunner()
-        let hub = LoopBound(Hub(loop: runner.loop, target: target, host: host, port: port, payload: Payload(size: payload)))
+        let hub = LoopBound(Hub(loop: runner.loop, target: target, host: host, port: driverPort ?? port, payload: Payload(size: payload)))
 
         // Workers: re-exec ourselves.
         let workerCount = max(1, workers)
@@ -67,9 +71,14 @@ struct Run: ParsableCommand {
         }
         guard controlPort > 0 else { throw ExitCode(1) }
         var workerPIDs: [pid_t] = []
+        let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
+        let ports = spread.isEmpty ? [port] : spread
         for id in 0..<workerCount {
+            let port = ports[id % ports.count]  // this worker's followers connect here
+
             guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
-                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]) else {
+                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]
+                                                                + (tlsCA.map { ["--tls-ca", $0] } ?? [])) else {
                 log("cannot spawn worker"); throw ExitCode(1)
             }
             workerPIDs.append(child.pid)
@@ -211,6 +220,36 @@ struct Run: ParsableCommand {
             if driverErrors > 0 { sink.add("driver_errors", Double(driverErrors)) }
         }
 
+        if tests.contains("idle") {
+            // Idle clients held, their cost in server memory, then one ping each: all must answer.
+            for n in followers.split(separator: ",").compactMap({ Int($0) }) {
+                sleepMilliseconds(settleMs)
+                let before = rss()
+                let started = monotonicNanoseconds()
+                let opened = open(n, idleTimeoutMs: 10_000)
+                let seconds = Double(monotonicNanoseconds() - started) / 1e9
+                sink.add("idle_ready", n: n, Double(opened.ready))
+                if opened.errors > 0 { sink.add("idle_open_errors", n: n, Double(opened.errors)) }
+                log("\(sink.label) idle N=\(n): \(opened.ready) ready, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s")
+                sleepMilliseconds(settleMs)
+                if let before, let after = rss(), opened.ready > 0 {
+                    let perClient = Double(after - before) * 1024 / Double(opened.ready)
+                    sink.add("idle_mem_per_conn_bytes", n: n, perClient)
+                    log("\(sink.label) idle N=\(n): RSS \(before) -> \(after) KiB, \(fmt(perClient, 0)) B per idle client")
+                }
+                let links = opened.links.map(\.value)
+                let wrapped = LoopBound(links)
+                let replies: [String] = runner.sync { done in
+                    hub.value.request(wrapped.value, wrapped.value.map { _ in "PINGALL \(pingTimeoutMs)" }, expect: "PONGED", done)
+                }
+                let pongs = replies.reduce(0) { $0 + (Int($1.split(separator: " ")[1]) ?? 0) }
+                sink.add("idle_pongs", n: n, Double(pongs))
+                log("\(sink.label) idle N=\(n): \(pongs) of \(opened.ready) answered a PING")
+                closeAll()
+                sleepMilliseconds(300)
+            }
+        }
+
         if tests.contains("maxclients") {
             // Wait (up to 10 s) until the server has closed what earlier phases left behind.
             var baseFDs = fds()
@@ -268,10 +307,12 @@ struct WorkerCommand: ParsableCommand {
     @Option var host: String
     @Option var port: Int
     @Option var id: Int
+    @Option(name: .customLong("tls-ca")) var tlsCA: String?
 
     func run() throws {
         let loop = try EventLoop()
-        let worker = Worker(loop: loop, target: target, host: host, port: port)
+        let tls = try tlsCA.map { path throws(TLSError) in try TLSContext.client(caFile: path) }
+        let worker = Worker(loop: loop, target: target, host: host, port: port, tls: tls)
         worker.start(controlPort: controlPort, id: id)
         loop.run()
     }

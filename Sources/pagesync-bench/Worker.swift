@@ -5,7 +5,7 @@ import Glibc
 
 /// One follower connection held by a worker.
 final class Follower {
-    var connection: TCPConnection?
+    var connection: (any StreamConnection)?
     var splitter = LineSplitter()
     var ready = false
     var finished = false        // failed or closed; counted once
@@ -16,11 +16,15 @@ final class Follower {
 /// to the coordinator over a control connection (one line per message):
 ///
 /// coordinator -> worker: `OPEN <count> <idle-timeout-ms>`, `ARM <base> <changes> <L|T>`,
-/// `CLOSEALL`, `CHURN <concurrency> <ms>`, `QUIT`.
+/// `CLOSEALL`, `CHURN <concurrency> <ms>`, `PINGALL <timeout-ms>`, `QUIT`.
 /// worker -> coordinator: `WORKER <id>`, `OPENED <ready> <errors> <reasons>`, `ARMED`,
 /// `R <seq> <ns> <first-ns>` (latency: every follower of this worker has change `seq`; `ns` =
 /// the last receipt, `first-ns` the first, CLOCK_MONOTONIC), `T <ns> <delivered> <lost>` (throughput: every follower has the
-/// last change), `CLOSED <lost>`, `CHURNED <cycles> <errors> <reasons>`.
+/// last change), `CLOSED <lost>`, `CHURNED <cycles> <errors> <reasons>`, `PONGED <pongs> <asked>`
+/// (every held follower sent one ping; how many answered).
+///
+/// With a TLS context every follower (and every churn connection) is a TLS connection that
+/// verifies the server; a churn cycle is then a full handshake, a ping and a close.
 final class Worker {
     enum Mode { case idle, latency, throughput }
 
@@ -28,6 +32,8 @@ final class Worker {
     let target: Target
     let host: String
     let port: Int
+    /// Set for TLS followers.
+    let tls: TLSContext?
     private var control: TCPConnection?
     private var controlSplitter = LineSplitter()
     private let ticker: UV.Timer
@@ -67,12 +73,27 @@ final class Worker {
     private var churnReasons: [String: Int] = [:]
     private var churnActive = false
 
-    init(loop: EventLoop, target: Target, host: String, port: Int) {
+    // PINGALL state
+    private var pingAsked = 0
+    private var pongs = 0
+    private var pingDeadline: UInt64 = 0
+
+    init(loop: EventLoop, target: Target, host: String, port: Int, tls: TLSContext? = nil) {
         self.loop = loop
         self.target = target
         self.host = host
         self.port = port
+        self.tls = tls
         ticker = UV.Timer(loop: loop)
+    }
+
+    /// Connects one follower or churn connection: plain TCP, or TLS when `tls` is set.
+    private func connect(_ done: @escaping (Result<any StreamConnection, UVError>) -> Void) {
+        if let tls {
+            TLSConnection.connect(loop: loop, host: host, port: port, context: tls) { done($0.map { $0 as any StreamConnection }) }
+        } else {
+            TCPConnection.connect(loop: loop, host: host, port: port) { done($0.map { $0 as any StreamConnection }) }
+        }
     }
 
     /// Connects to the coordinator and serves it until `QUIT` or the control connection drops.
@@ -117,6 +138,8 @@ final class Worker {
             closeAll()
         case "CHURN":
             churn(concurrency: Int(words[1]) ?? 1, milliseconds: Int(words[2]) ?? 1000)
+        case "PINGALL":
+            pingAll(timeoutMs: Int(words[1]) ?? 10_000)
         case "QUIT":
             closeAll(reply: false)
             exit(0)
@@ -149,7 +172,7 @@ final class Worker {
             inFlight += 1
             let follower = Follower()
             followers.append(follower)
-            TCPConnection.connect(loop: loop, host: host, port: port) { [self] result in
+            connect { [self] result in
                 switch result {
                 case .failure(let error):
                     failOpen(follower, reason: error.name)
@@ -201,6 +224,7 @@ final class Worker {
             }
             checkOpenDone()
         }
+        if pingAsked > 0 && now > pingDeadline { finishPings() }
         if churnActive && now > churnDeadline + 5_000_000_000 {
             churnErrors += churnChains
             churnReasons["stalled", default: 0] += churnChains
@@ -232,6 +256,11 @@ final class Worker {
             }
             if target.isServerPing(line) {
                 follower.connection?.write(Array("PONG\r\n".utf8))
+                return
+            }
+            if pingAsked > 0 && target.isPong(line) {
+                pongs += 1
+                if pongs >= pingAsked { finishPings() }
                 return
             }
             guard mode != .idle, line.hasASCIIPrefix("PAGE "), let version = line.number(after: "version=") else { return }
@@ -337,6 +366,25 @@ final class Worker {
         if reply { send("CLOSED \(lost)") }
     }
 
+    // MARK: PINGALL
+
+    /// Every held follower sends one ping; `PONGED` says how many answered within the timeout.
+    private func pingAll(timeoutMs: Int) {
+        let held = followers.filter { $0.ready && !$0.finished && $0.connection != nil }
+        guard !held.isEmpty else { send("PONGED 0 0"); return }
+        pongs = 0
+        pingAsked = held.count
+        pingDeadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+        for follower in held { follower.connection?.write(target.ping) }
+    }
+
+    private func finishPings() {
+        guard pingAsked > 0 else { return }
+        send("PONGED \(pongs) \(pingAsked)")
+        pingAsked = 0
+        pongs = 0
+    }
+
     // MARK: CHURN
 
     private func churn(concurrency: Int, milliseconds: Int) {
@@ -356,7 +404,7 @@ final class Worker {
             if churnChains == 0 { finishChurn() }
             return
         }
-        TCPConnection.connect(loop: loop, host: host, port: port) { [self] result in
+        connect { [self] result in
             switch result {
             case .failure(let error):
                 churnFailed(error.name)

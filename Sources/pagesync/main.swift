@@ -22,7 +22,8 @@ struct PageSync: ParsableCommand {
           j k ↓ ↑ Enter    a line (<n>j: n lines)    d u       half a screen
           g < Home         top of the page           G > End   bottom of the page
           ] [              next / previous page      { }       first / last page
-          <n>g <n>Enter    go to page n              / ? n N   search this page
+          <n>g <n>Enter    go to page n              / ? n N   search (a regex; n goes on to the next page)
+          &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
           ← →              chopped lines: scroll sideways (> and < mark cut text)
@@ -33,7 +34,13 @@ struct PageSync: ParsableCommand {
         browse on your own while the status line says where the room is; F snaps back.
 
         A page longer than the server sends at once (its max-text) is read in pieces as \
-        you scroll, holding about 3 MiB of it at a time; G or End reads on to its last line.
+        you scroll, holding about 3 MiB of it at a time; G or End reads on to its last line. \
+        Such a page is shown as sent (not rendered as markdown); search and & work on the \
+        lines held.
+
+        Documents named .md or .markdown are rendered as markdown (headings, emphasis, lists, \
+        quotes, code and tables); --plain shows their text, --markdown renders any document. \
+        NO_COLOR drops colours and TERM=dumb every escape sequence.
         """)
 
     @Argument(help: ArgumentHelp(
@@ -69,10 +76,17 @@ struct PageSync: ParsableCommand {
     @Flag(help: "Join as a follower only: no key ever moves the room (page turns browse on your own).")
     var follow = false
 
+    @Flag(help: "Render every document as markdown (default: only those named .md or .markdown).")
+    var markdown = false
+
+    @Flag(help: "Show every document as plain text, even one named .md (default: markdown for .md and .markdown).")
+    var plain = false
+
     func validate() throws {
         _ = try address()
         if let name, let problem = PagerConfiguration.nameProblem(name, option: "--name") { throw ValidationError(problem) }
         if let room, let problem = PagerConfiguration.nameProblem(room, option: "--room") { throw ValidationError(problem) }
+        if markdown && plain { throw ValidationError("--markdown and --plain: choose one") }
         if let problem = TokenReader.problem(token: token, tokenFile: tokenFile, environment: ProcessInfoEnvironment.current) {
             throw ValidationError(problem)
         }
@@ -104,7 +118,8 @@ struct PageSync: ParsableCommand {
             throw ExitCode(2)
         }
         let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token,
-                                               followOnly: follow, tlsCAFile: tlsCA, tlsInsecure: tlsInsecure)
+                                               followOnly: follow, tlsCAFile: tlsCA, tlsInsecure: tlsInsecure,
+                                               markdown: markdown ? true : plain ? false : nil)
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }

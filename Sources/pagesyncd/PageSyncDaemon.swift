@@ -31,7 +31,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
 
             Signals: SIGTERM or SIGINT saves, says BYE and exits; SIGHUP reloads the \
             config, the TLS certificate and key, and re-indexes every document without \
-            dropping clients.
+            dropping clients; `pagesyncd --reload PID` sends it (the systemd units' \
+            ExecReload=, without /bin/kill).
             """)
 
     @Argument(help: "Documents to serve, one room per file (UTF-8 text).")
@@ -61,7 +62,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("who-page-size"), help: ArgumentHelp("Names per WHO reply; WHO <offset> pages on (default 100).", valueName: "n"))
     var whoPageSize: Int?
 
-    @Option(name: .long, help: ArgumentHelp("How FILE rooms are paged: formfeed, separator:<line> or lines:<n> (default formfeed).", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("How every FILE room is paged: formfeed, separator:<line> or lines:<n> (default: by extension, separator:--- for .md and .markdown, else formfeed).", valueName: "mode"))
     var split: String?
 
     @Flag(name: .long, help: "FILE rooms wrap around at their ends instead of stopping.")
@@ -88,6 +89,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("tls-min-version"), help: ArgumentHelp("Oldest TLS version accepted: 1.2 or 1.3 (default 1.2).", valueName: "version"))
     var tlsMinVersion: String?
 
+    @Option(name: .customLong("tls-handshake-timeout"), help: ArgumentHelp("Close a TLS connection that has not completed its handshake after this many seconds, 1 to 3600 (default 10).", valueName: "seconds"))
+    var tlsHandshakeTimeout: Int?
+
     @Flag(name: .customLong("allow-plaintext-auth"), help: "Accept AUTH on plaintext connections from other machines (default: refused; tokens would cross the network in clear).")
     var allowPlaintextAuth = false
 
@@ -103,6 +107,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
 
     @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel, so deployments can share one Redis (default pagesync:).", valueName: "prefix"))
     var redisPrefix: String?
+
+    @Option(name: .customLong("reload"), help: ArgumentHelp(
+        "Do not run a daemon: send SIGHUP to the running pagesyncd with this process id, which re-reads its config, TLS certificate and documents, and exit (the systemd units' ExecReload=, where /bin/kill may be missing).",
+        valueName: "pid"))
+    var reload: String?
 
     @Flag(name: .customLong("no-fsync"), help: ArgumentHelp("Deprecated alias of --durability batch.", visibility: .hidden))
     var noFsync = false
@@ -135,6 +144,16 @@ struct PageSyncDaemon: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let reload {
+            do {
+                try ReloadSignal.send(toPID: reload)
+            } catch {
+                let line = Array("pagesyncd: \(error)\n".utf8)
+                _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+                throw ExitCode(1)
+            }
+            return
+        }
         // No default value in the declaration: argument-parser would print it a second time.
         let level = logLevel.flatMap(Logger.Level.init(rawValue:)) ?? .info
         // One line per event on stderr; under systemd with syslog priorities for the journal.
@@ -163,6 +182,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.tlsKeyFile = tlsKey
         overrides.tlsCAFile = tlsCA
         overrides.tlsMinimumVersion = tlsMinVersion
+        overrides.tlsHandshakeTimeoutSeconds = tlsHandshakeTimeout
         overrides.allowPlaintextAuth = allowPlaintextAuth
         overrides.redis = redis.flatMap { try? RedisURL.parse($0).get() }
         overrides.redisPrefix = redisPrefix

@@ -57,7 +57,7 @@ struct CommandTests {
     func roomsAndJoin() async throws {
         try await withDaemon([
             "notes.txt": Documents.formFeed(pages: 3),
-            "My Deck.md": Documents.formFeed(pages: 5),
+            "My Deck.txt": Documents.formFeed(pages: 5),  // (a .md file would split at ---)
         ]) { daemon, _ in
             let (a, hello) = try await daemon.join()
             #expect(hello["room"] == "notes", "the first file is the default room")
@@ -75,6 +75,7 @@ struct CommandTests {
             let joined = try await a.ok("JOIN My-Deck")
             #expect(joined.words == ["JOIN"] && joined["room"] == "My-Deck" && joined.page == 1 && joined.pages == 5)
             #expect(joined.version == 0 && joined["control"] == "yes" && joined["name"] != nil)
+            #expect(joined["file"] == "My%20Deck.txt" && hello["file"] == "notes.txt", "the document's name, one word")
             try await a.ok("GOTO 4")
             #expect(try await a.readServerLine()["room"] == "My-Deck")
             #expect(try await b.sync() == [], "a move in another room is not pushed to this one")

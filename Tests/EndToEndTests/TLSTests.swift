@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The TLS port from the daemon's `listening for TLS on 127.0.0.1:<port>` line.
-private func tlsPort(_ daemon: Daemon) async throws -> UInt16 {
+func tlsPort(_ daemon: Daemon) async throws -> UInt16 {
     let pattern = /listening for TLS on (?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/
     for _ in 0..<250 {
         if let match = daemon.stderr.firstMatch(of: pattern), let port = UInt16(match.1) { return port }

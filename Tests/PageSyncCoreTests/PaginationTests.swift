@@ -49,6 +49,16 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
         #expect(Pagination(parsing: p.description) == p)
     }
 
+    @Test func defaultsByExtension() {
+        #expect(Pagination.defaultFor(path: "/a/slides.md") == .separator("---"))
+        #expect(Pagination.defaultFor(path: "talk.Markdown") == .separator("---"))
+        #expect(Pagination.defaultFor(path: "/a/notes.txt") == .formFeed)
+        #expect(Pagination.defaultFor(path: "/a.md/notes") == .formFeed)
+        #expect(Pagination.defaultFor(path: "/a/.md") == .formFeed)
+        #expect(Pagination.defaultFor(path: "md") == .formFeed)
+        #expect(Pagination.defaultFor(path: "x.mdx") == .formFeed)
+    }
+
     @Test func descriptions() {
         #expect(Pagination.formFeed.description == "formfeed")
         #expect(Pagination.separator("---").description == "separator:---")

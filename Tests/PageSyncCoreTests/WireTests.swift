@@ -20,6 +20,25 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
             == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=bob\n")
     }
 
+    @Test func greetingsNameTheFile() {
+        var slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true,
+                                  file: DocumentSource.file("/srv/talks/my slides.md").wireFileName)
+        #expect(str(Wire.joined(slides, control: false, name: "ann"))
+            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=ann file=my%20slides.md\n")
+        slides.file = DocumentSource.builtinGuide.wireFileName
+        #expect(str(Wire.hello(slides, control: true, name: "bob")).hasSuffix(" name=bob file=-\n"))
+        // The PAGE event does not carry it.
+        #expect(!str(Wire.event(slides)).contains("file="))
+    }
+
+    @Test func wireFileNames() {
+        #expect(DocumentSource.file("/a/notes.txt").wireFileName == "notes.txt")
+        #expect(DocumentSource.file("relative/Deck_2+v~1,a@b-c.MD").wireFileName == "Deck_2+v~1,a@b-c.MD")
+        #expect(DocumentSource.file("/a/x=y\tz%.md").wireFileName == "x%3Dy%09z%25.md")
+        #expect(DocumentSource.file("/a/é.md").wireFileName == "%C3%A9.md")
+        #expect(DocumentSource.file("/").wireFileName == "-")
+    }
+
     @Test func joined() {
         let slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true)
         #expect(str(Wire.joined(slides, control: false, name: "ann"))

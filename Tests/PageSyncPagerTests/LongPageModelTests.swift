@@ -71,6 +71,28 @@ import Testing
         #expect(h.model.message == nil)
     }
 
+    @Test func searchAndFilterWorkOnTheLinesHeld() {
+        let page = ServedPage(count: 5000, maxText: 2000)
+        var h = longPage(page)
+        serve(&h, page)
+        h.type("/line 5$")
+        h.keys(.enter)
+        #expect(h.model.message == "/line 5$: line 5")
+        #expect(h.model.scrollOffset == 4)
+        h.type("/line 4000$")
+        h.keys(.enter)
+        #expect(h.model.message == "pattern not found: line 4000$")  // not held yet, and the only page
+        h.type("&7$")
+        h.keys(.enter)
+        serve(&h, page)
+        let shown = h.model.screen().dropLast()
+        #expect(shown.first == "line 7")
+        #expect(shown.allSatisfy { $0.hasSuffix("7") || $0 == "~" })
+        h.type("&")
+        h.keys(.enter)
+        #expect(h.model.message == "filter off: every line shows")
+    }
+
     @Test func endReadsToTheLastLineAndKnowsTheCountThenStartGoesBack() {
         let page = ServedPage(count: 20_000, maxText: 20_000)
         var h = longPage(page)

@@ -22,6 +22,17 @@ import Testing
         #expect(PromptInput.edit(.search(forward: true, "x"), .up) == .editing(.search(forward: true, "x")))
         #expect(PromptInput.edit(.search(forward: true, "x"), .escape) == .editing(nil))
     }
+
+    @Test func filterTakesTextUntilEnter() {
+        #expect(PromptInput.edit(.filter("a"), .char("b")) == .editing(.filter("ab")))
+        #expect(PromptInput.edit(.filter("a"), .tab) == .editing(.filter("a ")))
+        #expect(PromptInput.edit(.filter("ab"), .backspace) == .editing(.filter("a")))
+        #expect(PromptInput.edit(.filter(""), .backspace) == .editing(nil))
+        #expect(PromptInput.edit(.filter("!x"), .enter) == .filter("!x"))
+        #expect(PromptInput.edit(.filter(""), .enter) == .filter(""))
+        #expect(PromptInput.edit(.filter("x"), .up) == .editing(.filter("x")))
+        #expect(PromptInput.edit(.filter("x"), .escape) == .editing(nil))
+    }
 }
 
 @Suite struct HelpScreenTests {
@@ -42,16 +53,18 @@ import Testing
     }
 }
 
-@Suite struct PageSearchTests {
+/// The split model's search rules, now on search's ``PageSearch`` (regex, case-smart).
+@Suite struct PageSearchSplitTests {
     let lines = ["Alpha", "beta", "ALPHA again", "gamma \u{1B}[1malpha\u{1B}[0m"]
 
-    @Test func caseSmartBothWays() {
-        #expect(PageSearch.find("alpha", in: lines, after: -1, forward: true) == 0)
-        #expect(PageSearch.find("alpha", in: lines, after: 0, forward: true) == 2)
-        #expect(PageSearch.find("alpha", in: lines, after: 2, forward: true) == 3)  // styles are not text
-        #expect(PageSearch.find("Alpha", in: lines, after: 0, forward: true) == nil)  // a capital: exact case
-        #expect(PageSearch.find("alpha", in: lines, after: 3, forward: false) == 2)
-        #expect(PageSearch.find("delta", in: lines, after: -1, forward: true) == nil)
+    @Test func caseSmartBothWays() throws {
+        let alpha = try SearchPattern("alpha"), capital = try SearchPattern("Alpha"), delta = try SearchPattern("delta")
+        #expect(PageSearch.find(alpha, in: lines, from: -1, forward: true) == 0)
+        #expect(PageSearch.find(alpha, in: lines, from: 0, forward: true) == 2)
+        #expect(PageSearch.find(alpha, in: lines, from: 2, forward: true) == 3)  // styles are not text
+        #expect(PageSearch.find(capital, in: lines, from: 0, forward: true) == nil)  // a capital: exact case
+        #expect(PageSearch.find(alpha, in: lines, from: 3, forward: false) == 2)
+        #expect(PageSearch.find(delta, in: lines, from: -1, forward: true) == nil)
     }
 }
 

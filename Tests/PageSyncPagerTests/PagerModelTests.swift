@@ -636,7 +636,7 @@ struct Harness {
         lines[4] = "an Apple here"
         lines[19] = "apple again"
         lines[29] = "APPLE third"
-        var h = Harness(hello: hello(), text: lines, options: PagerOptions(size: TerminalSize(columns: 40, rows: 11)))
+        var h = Harness(hello: hello(pages: 1), text: lines, options: PagerOptions(size: TerminalSize(columns: 40, rows: 11)))
         h.type("/apple")
         #expect(h.model.statusText() == "/apple")
         h.keys(.enter)
@@ -646,7 +646,7 @@ struct Harness {
         h.type("n")
         #expect(h.model.scrollOffset == 29)  // clamped max is 30, line 30 is row 29
         h.type("n")
-        #expect(h.model.message == "pattern not found on this page: apple")
+        #expect(h.model.message == "pattern not found: apple")  // one page: nowhere to go on to
         h.type("N")
         #expect(h.model.scrollOffset == 19)
         h.type("?Apple")

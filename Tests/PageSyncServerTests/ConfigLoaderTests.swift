@@ -28,6 +28,30 @@ import Testing
         #expect(config.rooms[0] == RoomConfig(name: "notes", document: .file("/d/notes.txt"), pagination: .lines(10), wraps: true, token: "t"))
     }
 
+    @Test func withoutSplitEachFileIsPagedByItsExtension() async throws {
+        var overrides = CommandLineOverrides()
+        overrides.files = ["/d/notes.txt", "/d/slides.md", "/d/README.MARKDOWN", "/d/plain"]
+        let config = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
+        #expect(config.rooms.map(\.pagination) == [.formFeed, .separator("---"), .separator("---"), .formFeed])
+    }
+
+    @Test func roomsWithoutSplitInTheFileArePagedByExtension() async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", """
+            rooms: [deck, notes, book]
+            room:
+              deck:
+                file: deck.md
+              notes:
+                file: notes.txt
+              book:
+                file: book.md
+                split: "lines:40"
+            """)
+        let config = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(config.rooms.map(\.pagination) == [.separator("---"), .formFeed, .lines(40)])
+    }
+
     @Test func theYAMLFileIsReadKeyByKeyAndFlagsOverrideIt() async throws {
         let dir = TempDir()
         dir.write("tok", "s3cret\n")
@@ -102,6 +126,38 @@ import Testing
         await #expect(throws: ConfigError.self) {
             _ = try await ConfigLoader.load(configFile: bad, overrides: .init(), environment: ["CREDENTIALS_DIRECTORY": dir.path])
         }
+    }
+
+    @Test func tlsKeyCanNameASystemdCredentialAndHandshakeTimeoutIsRead() async throws {
+        let dir = TempDir()
+        let file = dir.write("t.yaml", """
+            tls:
+              listen: "127.0.0.1:7778"
+              cert: tls/cert.pem
+              key: credential:pagesync_tls.key
+              handshake-timeout: 3
+
+            """)
+        let config = try await ConfigLoader.load(
+            configFile: file, overrides: .init(), environment: ["CREDENTIALS_DIRECTORY": "/run/credentials/pagesyncd.service"])
+        let tls = try #require(config.tls)
+        #expect(tls.keyFile == "/run/credentials/pagesyncd.service/pagesync_tls.key")
+        #expect(tls.certificateFile == dir.path + "/tls/cert.pem")
+        #expect(tls.handshakeTimeoutSeconds == 3)
+        do {
+            _ = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+            Issue.record("loaded a credential without $CREDENTIALS_DIRECTORY")
+        } catch let error as ConfigError {
+            #expect(error.message.contains("tls.key: credential:pagesync_tls.key: $CREDENTIALS_DIRECTORY is not set"), "\(error)")
+        }
+        var overrides = CommandLineOverrides()
+        overrides.tlsHandshakeTimeoutSeconds = 0
+        await #expect(throws: ConfigError.self) {
+            _ = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: ["CREDENTIALS_DIRECTORY": "/x"])
+        }
+        let defaulted = try await ConfigLoader.load(
+            configFile: dir.write("d.yaml", "tls:\n  listen: \"127.0.0.1:7778\"\n  cert: c.pem\n  key: k.pem\n"), overrides: .init(), environment: [:])
+        #expect(defaulted.tls?.handshakeTimeoutSeconds == 10)
     }
 
     @Test(arguments: [

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import UV
 
 /// A TLS echo server on 127.0.0.1, port 0: greets with "HELLO\n" before the handshake is done

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 import UV
 
 /// Two engines wired back to back in memory: no sockets.

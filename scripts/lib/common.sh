@@ -5,8 +5,10 @@
 #
 # To add a package: append it to the list for the phase that needs it. Nothing else changes.
 
-# Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon).
-PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev)
+# Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon);
+# libyaml reads the config file; cmark-gfm and its extensions (tables) render markdown in the
+# pager (all three are linked statically: the installed binaries need none of them).
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
 # (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
 # certificates for the TLS tests, a real redis-server for the Redis engine's tests).

@@ -5,6 +5,31 @@ public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
     /// The short guide to pagesync compiled into the daemon.
     case builtinGuide
 
+    /// The document's name on the wire (`file=` of `HELLO` and `OK JOIN`): the file's last path
+    /// component with every byte outside `A-Z a-z 0-9 . _ - + ~ , @` percent-encoded (`%20` for
+    /// a space), so it is one word without control characters; `-` for the built-in guide.
+    /// Pagers choose how to show a document by its extension (`.md`: markdown).
+    public var wireFileName: String {
+        switch self {
+        case .builtinGuide: return "-"
+        case .file(let path):
+            let name = path.split(separator: "/").last.map(String.init) ?? ""
+            var out = ""
+            for byte in name.utf8 {
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"),
+                     UInt8(ascii: "+"), UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: "@"):
+                    out.unicodeScalars.append(Unicode.Scalar(byte))
+                default:
+                    let digits = Array("0123456789ABCDEF")
+                    out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
+                }
+            }
+            return out.isEmpty ? "-" : out
+        }
+    }
+
     /// The file path, or `(built-in guide)`.
     public var description: String {
         switch self {
@@ -156,6 +181,9 @@ public struct ServerConfig: Equatable, Sendable {
             guard !tls.keyFile.isEmpty else { throw ConfigError("tls: a key is needed (tls.key or --tls-key)") }
             guard TLSConfig.versions.contains(tls.minimumVersion) else {
                 throw ConfigError("tls: min-version must be 1.2 or 1.3, not \"\(tls.minimumVersion)\"")
+            }
+            guard (1...3600).contains(tls.handshakeTimeoutSeconds) else {
+                throw ConfigError("tls: handshake-timeout must be between 1 and 3600 seconds, not \(tls.handshakeTimeoutSeconds)")
             }
             if let address = tls.listen, address == listen, address.port != 0 {
                 throw ConfigError("tls: listen address \(address) is also the plaintext listen address")

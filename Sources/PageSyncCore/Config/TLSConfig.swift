@@ -16,13 +16,21 @@ public struct TLSConfig: Equatable, Sendable {
     public var ciphers: String?
     /// TLS 1.3 cipher suites in OpenSSL syntax; nil for OpenSSL's defaults.
     public var cipherSuites: String?
+    /// Seconds a TLS connection may take to complete its handshake before it is closed
+    /// (default ``defaultHandshakeTimeoutSeconds``); 1 to 3600.
+    public var handshakeTimeoutSeconds: Int
+
+    /// The default of ``handshakeTimeoutSeconds``: 10 s, ample for a real client on a slow
+    /// network, short for a socket that connects and never completes a handshake.
+    public static let defaultHandshakeTimeoutSeconds = 10
 
     /// The accepted values of ``minimumVersion``.
     public static let versions = ["1.2", "1.3"]
 
     /// Creates a TLS configuration.
     public init(listen: ListenAddress?, certificateFile: String, keyFile: String, clientCAFile: String? = nil,
-                minimumVersion: String = "1.2", ciphers: String? = nil, cipherSuites: String? = nil) {
+                minimumVersion: String = "1.2", ciphers: String? = nil, cipherSuites: String? = nil,
+                handshakeTimeoutSeconds: Int = TLSConfig.defaultHandshakeTimeoutSeconds) {
         self.listen = listen
         self.certificateFile = certificateFile
         self.keyFile = keyFile
@@ -30,6 +38,7 @@ public struct TLSConfig: Equatable, Sendable {
         self.minimumVersion = minimumVersion
         self.ciphers = ciphers
         self.cipherSuites = cipherSuites
+        self.handshakeTimeoutSeconds = handshakeTimeoutSeconds
     }
 
     /// The socket name systemd gives a TLS listening socket (`FileDescriptorName=`).

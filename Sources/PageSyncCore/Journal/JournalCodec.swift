@@ -65,17 +65,93 @@ public enum JournalCodec {
 
     /// Decodes the frame at `offset` of `bytes`.
     public static func frame(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Frame {
+        switch check(in: bytes, at: offset) {
+        case .room(_, let payload, let next):
+            guard let record = record(payload: payload, in: bytes) else { return .damaged }
+            return .record(record, next: next)
+        case .other(let record, let next): return .record(record, next: next)
+        case .incomplete: return .incomplete
+        case .damaged: return .damaged
+        }
+    }
+
+    /// What ``check(in:at:)`` finds at an offset: a frame checked without being decoded.
+    public enum CheckedFrame: Equatable, Sendable {
+        /// A valid room record. `room` is the byte range of its room name in the journal,
+        /// `payload` that of its whole payload; decode it with ``record(payload:in:)``.
+        case room(name: Range<Int>, payload: Range<Int>, next: Int)
+        /// A valid record of another kind, decoded (these are rare: one per start and stop).
+        case other(JournalRecord, next: Int)
+        /// Fewer bytes than a whole frame: a write cut short.
+        case incomplete
+        /// A frame whose length, checksum or payload is wrong.
+        case damaged
+    }
+
+    /// Checks the frame at `offset` in full (length, checksum and the payload's structure,
+    /// UTF-8 included) but makes no `String` for a room record: it gives the byte ranges
+    /// instead. Recovery uses it to read a journal of a million
+    /// records without a million allocations, and decodes only each room's last record.
+    public static func check(in bytes: UnsafeRawBufferPointer, at offset: Int) -> CheckedFrame {
         let available = bytes.count - offset
         guard available >= headerSize else { return .incomplete }
         let length = Int(readInteger(bytes, offset, as: UInt32.self))
         guard length >= 1, length <= maxPayload else { return .damaged }
         guard available - headerSize >= length else { return .incomplete }
         let crc = readInteger(bytes, offset + 4, as: UInt32.self)
+        let start = offset + headerSize
+        let end = start + length
         let lengthBytes = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 4])
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)])
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         guard CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes)) == crc else { return .damaged }
-        guard let record = decodePayload(payload) else { return .damaged }
-        return .record(record, next: offset + headerSize + length)
+        guard payload[0] == UInt8(ascii: "R") else {
+            guard let record = decodePayload(payload) else { return .damaged }
+            return .other(record, next: end)
+        }
+        // kind(1) epoch(8) version(8) page(4), then three strings.
+        var at = 21
+        guard length >= at, readInteger(payload, 17, as: UInt32.self) >= 1 else { return .damaged }
+        var name = 0..<0
+        for field in 0..<3 {
+            guard length - at >= 2 else { return .damaged }
+            let n = Int(readInteger(payload, at, as: UInt16.self))
+            at += 2
+            guard length - at >= n else { return .damaged }
+            let text = UnsafeRawBufferPointer(rebasing: payload[at..<at + n])
+            guard isValidUTF8(text) else { return .damaged }
+            if field == 0 {
+                guard n > 0 else { return .damaged }
+                name = (start + at)..<(start + at + n)
+            }
+            at += n
+        }
+        guard at == length else { return .damaged }
+        return .room(name: name, payload: start..<end, next: end)
+    }
+
+    /// Decodes a payload that ``check(in:at:)`` found valid.
+    public static func record(payload: Range<Int>, in bytes: UnsafeRawBufferPointer) -> JournalRecord? {
+        decodePayload(UnsafeRawBufferPointer(rebasing: bytes[payload]))
+    }
+
+    /// Whether `bytes` are valid UTF-8, without making a String (ASCII, the common case, in
+    /// one pass of comparisons).
+    private static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var ascii = true
+        for b in bytes where b >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii { return true }
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 
     private static func decodePayload(_ p: UnsafeRawBufferPointer) -> JournalRecord? {

@@ -32,11 +32,29 @@ public struct JournalRecovery: Equatable, Sendable {
     /// Reads every record of `bytes`. A damaged frame is skipped by looking for the next
     /// offset where a valid frame starts; if one exists, records were lost in the middle,
     /// otherwise the tail was torn.
+    ///
+    /// Every frame is checked in full, but a room record is only located, not decoded:
+    /// rooms are keyed by their name's bytes, and only each room's last record becomes a
+    /// ``SavedRoom`` at the end. A journal of a million changes to a few hundred rooms is
+    /// read without a million strings.
     public init(scanning bytes: UnsafeRawBufferPointer) {
+        var lastPayload: [NameKey: Range<Int>] = [:]
+        defer {
+            for payload in lastPayload.values {
+                if case .room(let saved)? = JournalCodec.record(payload: payload, in: bytes) {
+                    rooms[saved.room] = saved
+                }
+            }
+        }
         var offset = 0
         while offset < bytes.count {
-            switch JournalCodec.frame(in: bytes, at: offset) {
-            case .record(let record, let next):
+            switch JournalCodec.check(in: bytes, at: offset) {
+            case .room(let name, let payload, let next):
+                recordCount += 1
+                lastPayload[NameKey(UnsafeRawBufferPointer(rebasing: bytes[name]))] = payload
+                offset = next
+                validLength = next
+            case .other(let record, let next):
                 apply(record)
                 offset = next
                 validLength = next
@@ -49,6 +67,27 @@ public struct JournalRecovery: Equatable, Sendable {
                     return
                 }
             }
+        }
+    }
+
+    /// A room name's bytes inside the journal being scanned, as a dictionary key (valid only
+    /// while the scan runs: it points into the journal's buffer).
+    private struct NameKey: Hashable {
+        let bytes: UnsafeRawBufferPointer
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        static func == (a: NameKey, b: NameKey) -> Bool {
+            a.bytes.count == b.bytes.count && memcmpEqual(a.bytes, b.bytes)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(bytes: bytes)
+        }
+
+        private static func memcmpEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+            for i in 0..<a.count where a[i] != b[i] { return false }
+            return true
         }
     }
 

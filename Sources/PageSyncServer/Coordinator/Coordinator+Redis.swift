@@ -15,9 +15,9 @@ extension Coordinator {
         authority.pageCount = { [unowned self] name in self.assumeIsolated { $0.rooms[name]?.document.pageCount ?? Int.max } }
         let timer = UV.Timer(loop: loop)
         var ticks = 0
-        timer.start(afterMilliseconds: 200, repeatMilliseconds: 1000) {
+        timer.start(afterMilliseconds: PresenceRules.firstTickMilliseconds, repeatMilliseconds: PresenceRules.tickMilliseconds) {
             ticks += 1
-            self.sharePresence(refresh: ticks % 5 == 1)
+            self.sharePresence(heartbeat: PresenceRules.isHeartbeat(tick: ticks))
         }
         shared.presenceTimer = timer
     }
@@ -27,8 +27,7 @@ extension Coordinator {
         guard let authority else { return }
         shared.presenceTimer?.close()
         shared.presenceTimer = nil
-        for (room, lines) in shared.presenceSent where !lines.isEmpty { authority.publishMembers(room: room, lines: []) }
-        shared.presenceSent.removeAll()
+        for room in shared.presence.leaving() { authority.publishMembers(room: room, lines: []) }
         authority.shutdown()
     }
 
@@ -109,19 +108,18 @@ extension Coordinator {
 
     /// This daemon's members of each room, as other daemons list them in WHO.
     private func presenceLines(_ runtime: RoomRuntime) -> [String] {
-        runtime.members.values.sorted { $0.id < $1.id }.map { "\($0.name) control=\($0.control ? "yes" : "no")" }
+        runtime.members.values.sorted { $0.id < $1.id }.map { PresenceRules.memberLine(name: $0.name, control: $0.control) }
     }
 
-    /// Sends each room's members when they changed, and all of them on `refresh` (heartbeat).
-    private func sharePresence(refresh: Bool) {
+    /// Sends each room's members when they changed, and all of them on a heartbeat
+    /// (``PresenceTracker``'s rules).
+    private func sharePresence(heartbeat: Bool) {
         guard let authority, authority.isAvailable else { return }
         for name in roomOrder {
             guard let runtime = rooms[name] else { continue }
-            let lines = presenceLines(runtime)
-            let sent = shared.presenceSent[name] ?? []
-            guard lines != sent || (refresh && !lines.isEmpty) else { continue }
-            authority.publishMembers(room: name, lines: lines)
-            shared.presenceSent[name] = lines
+            if let lines = shared.presence.due(room: name, lines: presenceLines(runtime), heartbeat: heartbeat) {
+                authority.publishMembers(room: name, lines: lines)
+            }
         }
     }
 
@@ -130,14 +128,14 @@ extension Coordinator {
     func whoAcrossDaemons(_ runtime: RoomRuntime, for session: Session, offset: Int) -> Bool {
         guard let authority, authority.isAvailable else { return false }
         let local = runtime.members.values.sorted { $0.id < $1.id }.map { m in
-            "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+            (line: PresenceRules.memberLine(name: m.name, control: m.control), isYou: m === session)
         }
         let pending = PendingReply()
         stage(session, .pending(pending))
         let id = session.id
         authority.otherMembers(rooms: [runtime.room.name]) { [unowned self] others in
             self.assumeIsolated { me in
-                let all = local + (others?.first ?? []).map { "\($0) you=no" }
+                let all = PresenceRules.whoLines(local: local, others: others?.first ?? [])
                 // Bounded like a local WHO: one page, `WHO <offset>` for the next.
                 let page = WhoPage(total: all.count, offset: offset, pageSize: me.config.whoPageSize)
                 pending.bytes = Wire.multiline(header: page.header(total: all.count), lines: all[page.range].map { Substring($0) })
@@ -157,9 +155,7 @@ extension Coordinator {
         let names = roomOrder
         authority.otherMembers(rooms: names) { [unowned self] others in
             self.assumeIsolated { me in
-                var extra: [String: Int] = [:]
-                for (name, lines) in zip(names, others ?? []) { extra[name] = lines.count }
-                pending.bytes = me.roomsReply(otherClients: extra)
+                pending.bytes = me.roomsReply(otherClients: PresenceRules.otherClientCounts(rooms: names, replies: others))
                 if let session = me.sessions[id] { me.queueFlush(session) }
             }
         }
@@ -170,8 +166,8 @@ extension Coordinator {
 /// What the coordinator keeps for an authoritative engine.
 final class AuthoritySide {
     var presenceTimer: UV.Timer?
-    /// The member lines last sent per room.
-    var presenceSent: [String: [String]] = [:]
+    /// What this daemon last sent about its members.
+    var presence = PresenceTracker()
     /// The foreign doc id last warned about per room (logged once per value).
     var docWarned: [String: String] = [:]
     init() {}

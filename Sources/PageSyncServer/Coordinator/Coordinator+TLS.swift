@@ -52,10 +52,49 @@ extension Coordinator {
             tcp.close()
             return
         }
+        let id = nextSessionID
         do throws(TLSError) {
             accept(try TLSConnection(tcp, loop: loop, context: context))
         } catch {
             logger.error("TLS session for \(tcp.peerDescription): \(error)")
+            return
+        }
+        if sessions[id] != nil { trackHandshake(id) }
+    }
+
+    // MARK: - Handshake timeout
+
+    /// Watches a new TLS connection until its handshake completes; one that has not completed
+    /// it within `tls.handshake-timeout` seconds is closed (a socket that connects and never
+    /// speaks TLS would otherwise hold a slot until the idle timeout, which is off by default).
+    private func trackHandshake(_ id: Int) {
+        guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
+        handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
+        handshakeTracker.active(id, now: Self.monotonicMilliseconds())
+        guard handshakeTimer == nil else { return }
+        let period = min(1000, max(100, UInt64(seconds) * 250))
+        let timer = UV.Timer(loop: loop)
+        timer.start(afterMilliseconds: period, repeatMilliseconds: period) { self.closeStalledHandshakes() }
+        handshakeTimer = timer
+    }
+
+    /// Closes every TLS connection still handshaking after the timeout; stops the sweep when
+    /// no handshake is under way.
+    private func closeStalledHandshakes() {
+        guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
+        handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
+        let due = handshakeTracker.expire(now: Self.monotonicMilliseconds()) { id in
+            guard let connection = sessions[id]?.connection as? TLSConnection else { return false }
+            return connection.isHandshaking && !connection.isClosed
+        }
+        for id in due {
+            guard let session = sessions[id] else { continue }
+            logger.info("closing \(session.connection.peerDescription): no TLS handshake within \(seconds) s")
+            disconnect(session, reason: "no TLS handshake within \(seconds) s")
+        }
+        if handshakeTracker.count == 0 {
+            handshakeTimer?.close()
+            handshakeTimer = nil
         }
     }
 

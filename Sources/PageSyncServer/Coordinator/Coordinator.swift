@@ -95,6 +95,9 @@ public actor Coordinator {
     var addressLimiter = AddressLimiter(limit: 1000)
     var idleTracker = IdleTracker(timeoutMilliseconds: 1)
     var idleTimer: UV.Timer?
+    /// TLS connections whose handshake is still under way (`tls.handshake-timeout`).
+    var handshakeTracker = IdleTracker(timeoutMilliseconds: 1)
+    var handshakeTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
     /// ``start()`` on the loop thread next.
@@ -263,6 +266,8 @@ public actor Coordinator {
         authLogTimer = nil
         idleTimer?.close()
         idleTimer = nil
+        handshakeTimer?.close()
+        handshakeTimer = nil
         // Stop once every change is settled and every connection has flushed and closed;
         // peers that do not read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)

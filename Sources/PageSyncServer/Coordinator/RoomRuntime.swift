@@ -24,8 +24,12 @@ final class RoomRuntime {
         self.submitted = room.state
     }
 
-    var snapshot: RoomSnapshot { RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps) }
+    var snapshot: RoomSnapshot {
+        RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: config.document.wireFileName)
+    }
 
     /// The room as of its last saved state.
-    var savedSnapshot: RoomSnapshot { RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps) }
+    var savedSnapshot: RoomSnapshot {
+        RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps, file: config.document.wireFileName)
+    }
 }

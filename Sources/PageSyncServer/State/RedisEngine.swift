@@ -5,6 +5,11 @@ import UV
 /// Room state in Redis, shared by every pagesyncd that uses the same Redis and key prefix.
 ///
 /// - Start: each configured room's hash is read with a blocking client before the loop runs.
+///   If Redis cannot be reached then (refused, timed out, host not resolvable), the daemon
+///   starts anyway: rooms are served from a fresh local state, changes are `.unavailable`
+///   (ERR 503), and once Redis answers each room is reconciled by ``LateLoad``'s rules.
+///   An error *reply* at start (AUTH or SELECT refused, a key that is not a room) still
+///   stops the daemon: that is a configuration mistake, not an outage.
 /// - Changes: one Lua script per navigation (``RedisScripts/navigate``) on the command
 ///   connection; the script publishes the new state, and one subscriber connection
 ///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
@@ -45,6 +50,10 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private var heldGroups: [(group: UInt64, rooms: [SavedRoom])] = []
     /// The rooms are read again once this group (created at start) is settled.
     private var resyncAfterGroup: UInt64?
+    /// Redis was unreachable at start: the first connection reconciles rooms (``LateLoad``).
+    private var startedOffline = false
+    /// A host name is being resolved again (off the loop) before the next connect.
+    private var resolving = false
 
     init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
         self.loop = loop
@@ -61,29 +70,51 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     // MARK: - Start
 
     func load() throws(StateEngineError) -> LoadedState {
-        let endpoint: RedisEndpoint
+        let client: RedisBlockingClient
         do {
-            switch url.location {
-            case .tcp(let host, let port): endpoint = try RedisEndpoint.resolving(host: host, port: port)
-            case .unix(let path): endpoint = .unix(path: path)
-            }
+            let endpoint = try Self.endpoint(of: url)
             self.endpoint = endpoint
-            let client = try RedisBlockingClient(endpoint: endpoint)
+            client = try RedisBlockingClient(endpoint: endpoint)
+        } catch {
+            return startOffline("\(error)")
+        }
+        var rooms: [String: SavedRoom] = [:]
+        do {
             for args in setupCommands() {
-                if case .error(let e) = try client.command(args) { throw RedisFailure("\(args[0]): \(e)") }
+                if case .error(let e) = try client.command(args) { throw StateEngineError("\(url): \(args[0]): \(e)") }
             }
-            var rooms: [String: SavedRoom] = [:]
             for name in roomNames {
                 let reply = try client.command(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"])
                 switch Self.decodeHash(reply, room: name) {
                 case .some(.some(let saved)): rooms[name] = saved
                 case .some(.none): break
-                case .none: throw RedisFailure("\(roomKey(name)) does not hold a pagesync room (\(reply))")
+                case .none: throw StateEngineError("\(url): \(roomKey(name)) does not hold a pagesync room (\(reply))")
                 }
             }
-            return LoadedState(rooms: rooms, newEpochReason: nil)
+        } catch let error as StateEngineError {
+            throw error
+        } catch let error as RedisFailure {
+            // The connection itself failed half-way: an outage like any other.
+            return startOffline("\(error)")
         } catch {
             throw StateEngineError("\(url): \(error)")
+        }
+        return LoadedState(rooms: rooms, newEpochReason: nil)
+    }
+
+    /// Redis unreachable at start: serve from fresh local state, logged once (the outage).
+    private func startOffline(_ reason: String) -> LoadedState {
+        startedOffline = true
+        outageSince = .now
+        logger.error("redis \(url) unavailable at start: \(reason); serving anyway, changes get ERR 503 until it is back")
+        return LoadedState(rooms: [:], newEpochReason: nil)
+    }
+
+    /// Where to connect: a TCP host resolved to a numeric address (blocking), or the socket path.
+    private static func endpoint(of url: RedisURL) throws(RedisFailure) -> RedisEndpoint {
+        switch url.location {
+        case .tcp(let host, let port): try RedisEndpoint.resolving(host: host, port: port)
+        case .unix(let path): .unix(path: path)
         }
     }
 
@@ -120,7 +151,25 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     // MARK: - Connections
 
     private func connect() {
-        guard !stopped, let endpoint else { return }
+        guard !stopped, !resolving else { return }
+        guard let endpoint else {
+            // The host did not resolve at start: resolve it again on a pool thread.
+            resolving = true
+            let url = self.url
+            loop.queueWork({ () -> Result<RedisEndpoint, RedisFailure> in
+                Result { () throws(RedisFailure) in try Self.endpoint(of: url) }
+            }) { [unowned self] result in
+                self.resolving = false
+                switch result {
+                case .success(let resolved):
+                    self.endpoint = resolved
+                    self.connect()
+                case .failure(let failure):
+                    self.connectionLost(failure.description)
+                }
+            }
+            return
+        }
         ready = (false, false)
         let command = RedisConnection(loop: loop)
         let subscriber = RedisConnection(loop: loop)
@@ -170,6 +219,11 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             logger.notice("redis \(url) is back after \(since.duration(to: .now)); reading the rooms again")
             outageSince = nil
         }
+        if !everAvailable && startedOffline {
+            everAvailable = true
+            lateLoad()
+            return
+        }
         if !everAvailable {
             // The rooms created at start go first, so the re-read below finds them.
             everAvailable = true
@@ -198,6 +252,15 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         c?.close()
         s?.close()
         failGroups()
+        if !everAvailable, let first = heldGroups.first {
+            // Redis answered the start-up reads but went away before the connections were up:
+            // the rooms created at start are not saved (so HELLO does not wait for them), and
+            // the first connection reconciles every room as after a start without Redis.
+            heldGroups.removeAll()
+            resyncAfterGroup = nil
+            startedOffline = true
+            onEvent?(.failed(after: first.group - 1, reason: "state engine unavailable"))
+        }
         armRetry(afterMs: backoffMs, reconnecting: true)
         backoffMs = min(backoffMs * 2, 5000)
     }
@@ -247,6 +310,35 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
                     self.sync(fresh, pageCount: Int.max, mode: "create") { _ in }
                 case .none:
                     self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
+                }
+            }
+        }
+    }
+
+    /// The first connection after a start without Redis: each room as a start with Redis up
+    /// would have left it (``LateLoad``), then applied and fanned out like any shared state.
+    private func lateLoad() {
+        for local in snapshot?() ?? [] {
+            let name = local.room
+            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"]) { [unowned self] reply in
+                guard let reply else {
+                    // Lost again before the answer: the next connection loads late again.
+                    self.everAvailable = false
+                    return
+                }
+                guard let shared = Self.decodeHash(reply, room: name) else {
+                    self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
+                    return
+                }
+                let count = self.pageCount?(name) ?? Int.max
+                switch LateLoad.decide(shared: shared, local: local, pageCount: count) {
+                case .create(let state):
+                    self.logger.notice("room \(name) has no state in redis \(self.url) yet: creating it at page \(state.page), epoch \(state.epoch)")
+                    self.sync(state, pageCount: Int.max, mode: "create") { _ in }
+                case .adopt(let state):
+                    self.onRoomState?(state)
+                case .recordDocument(let state):
+                    self.sync(state, pageCount: count, mode: "doc") { _ in }
                 }
             }
         }
@@ -383,13 +475,10 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
 
     // MARK: - Presence
 
-    /// How long a daemon's members stay listed without a heartbeat.
-    static let presenceTTLms = 20_000
-
     func publishMembers(room: String, lines: [String]) {
         guard isAvailable else { return }
         eval("presence", RedisScripts.presence, keys: [presenceKey(room)],
-             args: [daemonID, String(Self.presenceTTLms), lines.joined(separator: "\n")]) { _ in }
+             args: [daemonID, String(PresenceRules.ttlMilliseconds), lines.joined(separator: "\n")]) { _ in }
     }
 
     func otherMembers(rooms: [String], completion: @escaping ([[String]]?) -> Void) {

@@ -75,6 +75,9 @@ public final class TLSConnection: StreamConnection {
     /// True once the handshake completed (and until the session ends).
     public var isEstablished: Bool { engine.state == .established }
 
+    /// True while the handshake is under way (neither completed nor failed).
+    public var isHandshaking: Bool { engine.state == .handshaking }
+
     /// The negotiated protocol, e.g. "TLSv1.3".
     public var protocolVersion: String { engine.protocolVersion }
 

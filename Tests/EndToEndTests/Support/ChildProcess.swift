@@ -17,13 +17,21 @@ final class ChildProcess: @unchecked Sendable {
     private let ended = Mutex<Termination?>(nil)
 
     /// Spawns `executable` with `arguments`; stdin is /dev/null, stdout and stderr go to `outputFD`.
+    /// With `stdioFD`, stdin and stdout are that descriptor instead (one end of a socket pair, for
+    /// a filter like `openssl s_client`) and only stderr goes to `outputFD`.
     /// `environment` adds to (or replaces in) this process's environment.
-    init(executable: String, arguments: [String], outputFD: Int32, environment: [String: String] = [:]) throws {
+    init(executable: String, arguments: [String], outputFD: Int32, stdioFD: Int32? = nil,
+         environment: [String: String] = [:]) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
+        if let stdioFD {
+            posix_spawn_file_actions_adddup2(&actions, stdioFD, 0)
+            posix_spawn_file_actions_adddup2(&actions, stdioFD, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
+        }
         posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
 
         var attributes = posix_spawnattr_t()

@@ -34,6 +34,15 @@ final class LineClient: @unchecked Sendable {
         if !closed { Glibc.close(fd) }
     }
 
+    /// A client over an already connected stream socket `fd` (which it owns from now on), e.g.
+    /// one end of a socket pair whose other end is a TLS filter process (see ``TLSLineClient``).
+    static func adopting(fd: Int32, label: String) -> LineClient {
+        var timeout = timeval(tv_sec: stepTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return LineClient(fd: fd, label: label)
+    }
+
     /// Connects to `127.0.0.1:port`. `receiveBufferSize`, when given, is set before connecting so
     /// the kernel cannot hide a non-reading client behind a large, auto-tuned window.
     static func connect(port: UInt16, label: String = "client", receiveBufferSize: Int? = nil,

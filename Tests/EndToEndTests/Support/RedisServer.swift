@@ -9,11 +9,12 @@ final class RedisServer: @unchecked Sendable {
     private var process: ChildProcess?
     private let log: URL
 
-    /// Starts redis-server in `workspace` and waits until it answers.
-    init(in workspace: Workspace, port: UInt16? = nil) async throws {
+    /// Starts redis-server in `workspace` and waits until it answers; with `startNow` false
+    /// only picks its free port (``start()`` starts it later).
+    init(in workspace: Workspace, port: UInt16? = nil, startNow: Bool = true) async throws {
         self.port = try port ?? Self.freePort()
         log = workspace.url("redis-\(self.port).log")
-        try await start()
+        if startNow { try await start() }
     }
 
     var url: String { "redis://127.0.0.1:\(port)" }

@@ -24,6 +24,28 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         #expect(frame(bytes) == .record(record, next: bytes.count))
     }
 
+    @Test func checkLocatesARoomRecordsNameAndPayloadWithoutDecodingIt() {
+        var bytes: [UInt8] = []
+        JournalCodec.append(.opened(bootID: "b"), to: &bytes)
+        let second = bytes.count
+        JournalCodec.append(.room(saved("ü-room")), to: &bytes)
+        bytes.withUnsafeBytes { raw in
+            guard case .other(.opened("b"), let next) = JournalCodec.check(in: raw, at: 0) else {
+                Issue.record("the opened record is not checked as one")
+                return
+            }
+            #expect(next == second)
+            guard case .room(let name, let payload, let end) = JournalCodec.check(in: raw, at: second) else {
+                Issue.record("the room record is not checked as one")
+                return
+            }
+            #expect(Array(raw[name]) == Array("ü-room".utf8))
+            #expect(payload == (second + JournalCodec.headerSize)..<bytes.count)
+            #expect(end == bytes.count)
+            #expect(JournalCodec.record(payload: payload, in: raw) == .room(saved("ü-room")))
+        }
+    }
+
     @Test func framesFollowEachOther() {
         var bytes: [UInt8] = []
         JournalCodec.append(.opened(bootID: "b"), to: &bytes)
@@ -68,6 +90,20 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         var room = [UInt8(ascii: "R")] + [UInt8](repeating: 0, count: 16) + [0, 0, 0, 0]  // page 0
         room += [1, 0, 0x61, 0, 0, 0, 0]
         #expect(frame(framed(room)) == .damaged, "page 0")
+        func roomPayload(_ strings: [[UInt8]], trailing: [UInt8] = []) -> [UInt8] {
+            var p = [UInt8(ascii: "R")] + [UInt8](repeating: 0, count: 16) + [1, 0, 0, 0]
+            for s in strings { p += [UInt8(s.count), 0] + s }
+            return p + trailing
+        }
+        #expect(frame(framed(roomPayload([[0x61], [], [0x64]]))) != .damaged, "a well-formed room record (control)")
+        #expect(frame(framed(roomPayload([[], [], [0x64]]))) == .damaged, "empty room name")
+        #expect(frame(framed(roomPayload([[0x61], [0xC3], [0x64]]))) == .damaged, "invalid UTF-8 in by")
+        #expect(frame(framed(roomPayload([[0x61], [], [0xE2, 0x82]]))) == .damaged, "invalid UTF-8 in doc")
+        #expect(frame(framed(roomPayload([[0xFF], [], []]))) == .damaged, "invalid UTF-8 in the room name")
+        #expect(frame(framed(roomPayload([[0x61], [0xC3, 0xBC], [0x64]]))) != .damaged, "valid non-ASCII UTF-8")
+        #expect(frame(framed(roomPayload([[0x61], [], [0x64]], trailing: [0]))) == .damaged, "trailing byte")
+        #expect(frame(framed(roomPayload([[0x61], []]))) == .damaged, "a string missing")
+        #expect(frame(framed(Array(roomPayload([[0x61], [], []]).prefix(20)))) == .damaged, "cut inside the integers")
         #expect(frame([0, 0, 0, 0, 0, 0, 0, 0]) == .damaged, "empty payload")
         #expect(frame([0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0]) == .damaged, "absurd length")
     }

@@ -1,17 +1,23 @@
 import Foundation
 
-/// Certificates made by the `openssl` CLI for one test (the same helper as UVTests'): a CA and a server certificate for
+/// Certificates made by the `openssl` CLI for one test (shared by UVTests and EndToEndTests through
+/// the TestSupport target): a CA and a server certificate for
 /// `localhost`, 127.0.0.1 and ::1 (ECDSA P-256), plus a second, unrelated CA.
-struct TestCertificates {
-    let directory: URL
-    var caFile: String { directory.appendingPathComponent("ca.pem").path }
-    var certificateFile: String { directory.appendingPathComponent("server.pem").path }
-    var keyFile: String { directory.appendingPathComponent("server.key").path }
-    var otherCAFile: String { directory.appendingPathComponent("other-ca.pem").path }
+public struct TestCertificates: Sendable {
+    /// The temporary directory holding the files.
+    public let directory: URL
+    /// The test CA's certificate (PEM).
+    public var caFile: String { directory.appendingPathComponent("ca.pem").path }
+    /// The server certificate (PEM), signed by the test CA.
+    public var certificateFile: String { directory.appendingPathComponent("server.pem").path }
+    /// The server certificate's private key (PEM).
+    public var keyFile: String { directory.appendingPathComponent("server.key").path }
+    /// An unrelated CA's certificate (PEM), for "unknown CA" tests.
+    public var otherCAFile: String { directory.appendingPathComponent("other-ca.pem").path }
 
     /// Makes the files in a fresh temporary directory. `names` go into the server certificate's
     /// subjectAltName (default localhost, 127.0.0.1, ::1).
-    init(names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws {
+    public init(names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("pagesync-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try makeCA("ca", subject: "/CN=pagesync test CA")
@@ -21,7 +27,7 @@ struct TestCertificates {
 
     /// A further leaf `name` (.pem, .key) signed by the test CA.
     @discardableResult
-    func makeLeaf(_ name: String, signedBy ca: String = "ca", names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws -> (cert: String, key: String) {
+    public func makeLeaf(_ name: String, signedBy ca: String = "ca", names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws -> (cert: String, key: String) {
         try run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key")
         try run("req", "-new", "-key", "\(name).key", "-subj", "/CN=\(name)", "-out", "\(name).csr")
         let ext = "subjectAltName=\(names)\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n"
@@ -48,9 +54,17 @@ struct TestCertificates {
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw HarnessError("openssl \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
+            throw TestCertificateError("openssl \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))")
         }
     }
 
-    func remove() { try? FileManager.default.removeItem(at: directory) }
+    /// Deletes the directory and everything in it.
+    public func remove() { try? FileManager.default.removeItem(at: directory) }
+}
+
+/// `openssl` failed while making test certificates; the message quotes its stderr.
+public struct TestCertificateError: Error, CustomStringConvertible {
+    /// What failed.
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,77 @@
+/// The rules for sharing a room's members between daemons through Redis: what a member's
+/// line says, when a daemon sends its list, and how `WHO` and `ROOMS` merge the lists.
+///
+/// Each daemon keeps one entry per room in Redis (the presence script) with an expiry taken
+/// from Redis's clock; a daemon that stops sending (killed) drops out once its entry expires.
+public enum PresenceRules {
+    /// How often the daemon looks at its members (ms).
+    public static let tickMilliseconds: UInt64 = 1000
+    /// The first look, shortly after start (ms).
+    public static let firstTickMilliseconds: UInt64 = 200
+    /// Every this many ticks an unchanged, non-empty list is sent again (the heartbeat).
+    public static let heartbeatTicks = 5
+    /// How long an entry stays listed without a heartbeat (ms).
+    public static let ttlMilliseconds = 20_000
+    /// The longest time between two sends of an unchanged list (ms). Below the TTL, so a live
+    /// daemon's entry never expires; a killed daemon's expires at most the TTL after it died.
+    public static var heartbeatMilliseconds: Int { heartbeatTicks * Int(tickMilliseconds) }
+
+    /// Whether tick `tick` (1, 2, 3, ...) is a heartbeat: the first tick, and every
+    /// ``heartbeatTicks`` after it.
+    public static func isHeartbeat(tick: Int) -> Bool {
+        tick >= 1 && (tick - 1) % heartbeatTicks == 0
+    }
+
+    /// A member as other daemons list it: `<name> control=yes|no`.
+    public static func memberLine(name: String, control: Bool) -> String {
+        "\(name) control=\(control ? "yes" : "no")"
+    }
+
+    /// One member in a `WHO` reply: its member line and whether it is the asking client.
+    public static func whoLine(_ memberLine: String, isYou: Bool) -> String {
+        "\(memberLine) you=\(isYou ? "yes" : "no")"
+    }
+
+    /// `WHO` across daemons: this daemon's members (in join order, the asker marked) first,
+    /// then the other daemons' (never the asker).
+    public static func whoLines(local: [(line: String, isYou: Bool)], others: [String]) -> [String] {
+        local.map { whoLine($0.line, isYou: $0.isYou) } + others.map { whoLine($0, isYou: false) }
+    }
+
+    /// `ROOMS` across daemons: other daemons' client count per room, from the reply to
+    /// "other members of these rooms" (one list per room, in order). nil (Redis could not be
+    /// asked) or a reply of the wrong length counts nobody: the rooms show local clients only.
+    public static func otherClientCounts(rooms: [String], replies: [[String]]?) -> [String: Int] {
+        guard let replies, replies.count == rooms.count else { return [:] }
+        var counts: [String: Int] = [:]
+        for (room, lines) in zip(rooms, replies) { counts[room] = lines.count }
+        return counts
+    }
+}
+
+/// What one daemon last told Redis about its members, and what it must send next.
+public struct PresenceTracker: Equatable, Sendable {
+    /// The member lines last sent per room (a room with no entry: nothing sent, or cleared).
+    public private(set) var sent: [String: [String]] = [:]
+
+    /// An empty tracker: nothing sent yet.
+    public init() {}
+
+    /// The lines to send for `room` now, or nil when nothing need be sent: a list that
+    /// changed is sent (an empty one clears this daemon's entry); on a heartbeat an unchanged
+    /// non-empty list is sent again so it does not expire. Records what it returns as sent.
+    public mutating func due(room: String, lines: [String], heartbeat: Bool) -> [String]? {
+        let last = sent[room] ?? []
+        guard lines != last || (heartbeat && !lines.isEmpty) else { return nil }
+        sent[room] = lines.isEmpty ? nil : lines
+        return lines
+    }
+
+    /// Shutdown: the rooms whose entries must be cleared (sent non-empty), in name order;
+    /// afterwards nothing counts as sent.
+    public mutating func leaving() -> [String] {
+        let rooms = sent.filter { !$0.value.isEmpty }.keys.sorted()
+        sent.removeAll()
+        return rooms
+    }
+}

@@ -1,0 +1,129 @@
+internal import CCmark
+
+/// Parses markdown with cmark-gfm (GitHub's CommonMark parser) and its table and strikethrough
+/// extensions, into a ``MarkdownBlock`` tree. The only code that touches CCmark; everything it
+/// returns is a plain value, and it keeps no state between calls.
+public enum CmarkParser {
+    /// The blocks of `markdown` (CommonMark with GitHub tables and strikethrough; raw HTML is kept as text).
+    public static func parse(_ markdown: String) -> [MarkdownBlock] {
+        _ = registered
+        guard let parser = cmark_parser_new(CMARK_OPT_DEFAULT) else { return [.paragraph([.text(markdown)])] }
+        defer { cmark_parser_free(parser) }
+        for name in ["table", "strikethrough"] {
+            if let ext = cmark_find_syntax_extension(name) { _ = cmark_parser_attach_syntax_extension(parser, ext) }
+        }
+        var bytes = Array(markdown.utf8)
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                cmark_parser_feed(parser, chars.baseAddress, chars.count)
+            }
+        }
+        guard let document = cmark_parser_finish(parser) else { return [.paragraph([.text(markdown)])] }
+        defer { cmark_node_free(document) }
+        return blocks(of: document)
+    }
+
+    /// Registers the core extensions once (Swift runs a static initializer exactly once, thread-safely).
+    private static let registered: Bool = {
+        cmark_gfm_core_extensions_ensure_registered()
+        return true
+    }()
+
+    private static func children(_ node: OpaquePointer) -> [OpaquePointer] {
+        var out: [OpaquePointer] = []
+        var child = cmark_node_first_child(node)
+        while let c = child {
+            out.append(c)
+            child = cmark_node_next(c)
+        }
+        return out
+    }
+
+    private static func string(_ p: UnsafePointer<CChar>?) -> String {
+        p.map { String(cString: $0) } ?? ""
+    }
+
+    private static func typeName(_ node: OpaquePointer) -> String {
+        string(cmark_node_get_type_string(node))
+    }
+
+    private static func lines(_ literal: String) -> [String] {
+        var text = literal
+        if text.hasSuffix("\n") { text.removeLast() }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    private static func blocks(of node: OpaquePointer) -> [MarkdownBlock] {
+        children(node).compactMap(block)
+    }
+
+    private static func block(_ node: OpaquePointer) -> MarkdownBlock? {
+        switch cmark_node_get_type(node) {
+        case CMARK_NODE_HEADING:
+            return .heading(level: Int(cmark_node_get_heading_level(node)), inlines(of: node))
+        case CMARK_NODE_PARAGRAPH:
+            return .paragraph(inlines(of: node))
+        case CMARK_NODE_BLOCK_QUOTE:
+            return .blockQuote(blocks(of: node))
+        case CMARK_NODE_LIST:
+            return .list(ordered: cmark_node_get_list_type(node) == CMARK_ORDERED_LIST,
+                         start: Int(cmark_node_get_list_start(node)), tight: cmark_node_get_list_tight(node) != 0,
+                         items: children(node).map(blocks(of:)))
+        case CMARK_NODE_CODE_BLOCK:
+            return .code(info: string(cmark_node_get_fence_info(node)), lines: lines(string(cmark_node_get_literal(node))))
+        case CMARK_NODE_HTML_BLOCK:
+            return .html(lines: lines(string(cmark_node_get_literal(node))))
+        case CMARK_NODE_THEMATIC_BREAK:
+            return .thematicBreak
+        default:
+            // Tables are the one extension block asked for; anything else unknown is left out.
+            return typeName(node) == "table" ? table(node) : nil
+        }
+    }
+
+    private static func table(_ node: OpaquePointer) -> MarkdownBlock {
+        let columns = Int(cmark_gfm_extensions_get_table_columns(node))
+        var alignments: [MarkdownAlignment] = []
+        if let raw = cmark_gfm_extensions_get_table_alignments(node) {
+            for i in 0..<columns {
+                switch raw[i] {
+                case UInt8(ascii: "c"): alignments.append(.center)
+                case UInt8(ascii: "r"): alignments.append(.right)
+                default: alignments.append(.left)
+                }
+            }
+        } else {
+            alignments = Array(repeating: .left, count: columns)
+        }
+        var header: [[MarkdownInline]] = []
+        var rows: [[[MarkdownInline]]] = []
+        for row in children(node) where typeName(row) == "table_row" || typeName(row) == "table_header" {
+            let cells = children(row).map(inlines(of:))
+            if cmark_gfm_extensions_get_table_row_is_header(row) != 0 && header.isEmpty { header = cells }
+            else { rows.append(cells) }
+        }
+        return .table(alignments: alignments, header: header, rows: rows)
+    }
+
+    private static func inlines(of node: OpaquePointer) -> [MarkdownInline] {
+        children(node).compactMap(inline)
+    }
+
+    private static func inline(_ node: OpaquePointer) -> MarkdownInline? {
+        switch cmark_node_get_type(node) {
+        case CMARK_NODE_TEXT: return .text(string(cmark_node_get_literal(node)))
+        case CMARK_NODE_CODE: return .code(string(cmark_node_get_literal(node)))
+        case CMARK_NODE_SOFTBREAK: return .softBreak
+        case CMARK_NODE_LINEBREAK: return .lineBreak
+        case CMARK_NODE_EMPH: return .emphasis(inlines(of: node))
+        case CMARK_NODE_STRONG: return .strong(inlines(of: node))
+        case CMARK_NODE_LINK: return .link(url: string(cmark_node_get_url(node)), inlines(of: node))
+        case CMARK_NODE_IMAGE: return .image(url: string(cmark_node_get_url(node)), inlines(of: node))
+        case CMARK_NODE_HTML_INLINE: return .html(string(cmark_node_get_literal(node)))
+        default:
+            if typeName(node) == "strikethrough" { return .strikethrough(inlines(of: node)) }
+            let literal = string(cmark_node_get_literal(node))  // an unknown inline: its text, if any
+            return literal.isEmpty ? nil : .text(literal)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Testing
+@testable import PageSyncCore
+
+@Suite struct PresenceRulesTests {
+    @Test func heartbeatOnTheFirstTickAndEveryFifth() {
+        let beats = (1...16).filter { PresenceRules.isHeartbeat(tick: $0) }
+        #expect(beats == [1, 6, 11, 16])
+        #expect(!PresenceRules.isHeartbeat(tick: 0))
+        #expect(!PresenceRules.isHeartbeat(tick: -4))
+    }
+
+    @Test func aLiveDaemonNeverExpiresAndADeadOneLeavesWithinThirtySeconds() {
+        // Three heartbeats may be late or lost before a live daemon's entry expires.
+        #expect(PresenceRules.heartbeatMilliseconds * 3 < PresenceRules.ttlMilliseconds)
+        #expect(PresenceRules.ttlMilliseconds <= 30_000)
+        #expect(PresenceRules.firstTickMilliseconds < PresenceRules.tickMilliseconds)
+    }
+
+    @Test func memberAndWhoLines() {
+        #expect(PresenceRules.memberLine(name: "ann", control: true) == "ann control=yes")
+        #expect(PresenceRules.memberLine(name: "bob", control: false) == "bob control=no")
+        #expect(PresenceRules.whoLine("ann control=yes", isYou: true) == "ann control=yes you=yes")
+        #expect(PresenceRules.whoLine("ann control=yes", isYou: false) == "ann control=yes you=no")
+    }
+
+    @Test func whoListsThisDaemonFirstThenTheOthersNeverAsTheAsker() {
+        let lines = PresenceRules.whoLines(
+            local: [(line: "ann control=no", isYou: false), (line: "bob control=yes", isYou: true)],
+            others: ["cy control=no", "bob control=no"])
+        #expect(lines == ["ann control=no you=no", "bob control=yes you=yes", "cy control=no you=no", "bob control=no you=no"])
+        #expect(PresenceRules.whoLines(local: [], others: []) == [])
+        #expect(PresenceRules.whoLines(local: [(line: "ann control=no", isYou: true)], others: []) == ["ann control=no you=yes"])
+    }
+
+    @Test func roomsCountsOtherDaemonsClientsPerRoom() {
+        let counts = PresenceRules.otherClientCounts(rooms: ["a", "b", "c"], replies: [["x control=no", "y control=no"], [], ["z control=yes"]])
+        #expect(counts == ["a": 2, "b": 0, "c": 1])
+        // Redis could not be asked, or answered for other rooms: local clients only.
+        #expect(PresenceRules.otherClientCounts(rooms: ["a"], replies: nil) == [:])
+        #expect(PresenceRules.otherClientCounts(rooms: ["a", "b"], replies: [["x"]]) == [:])
+        #expect(PresenceRules.otherClientCounts(rooms: [], replies: []) == [:])
+    }
+}
+
+@Suite struct PresenceTrackerTests {
+    @Test func aNewListIsSentAndAnUnchangedOneOnlyOnHeartbeats() {
+        var t = PresenceTracker()
+        #expect(t.due(room: "r", lines: ["ann control=no"], heartbeat: false) == ["ann control=no"])
+        #expect(t.due(room: "r", lines: ["ann control=no"], heartbeat: false) == nil)
+        #expect(t.due(room: "r", lines: ["ann control=no"], heartbeat: true) == ["ann control=no"])
+        #expect(t.sent == ["r": ["ann control=no"]])
+    }
+
+    @Test func aChangedListIsSentAtOnce() {
+        var t = PresenceTracker()
+        _ = t.due(room: "r", lines: ["ann control=no"], heartbeat: true)
+        #expect(t.due(room: "r", lines: ["ann control=no", "bob control=no"], heartbeat: false) == ["ann control=no", "bob control=no"])
+        // Order is part of the list: a reordering is a change.
+        #expect(t.due(room: "r", lines: ["bob control=no", "ann control=no"], heartbeat: false) == ["bob control=no", "ann control=no"])
+    }
+
+    @Test func anEmptiedRoomIsClearedOnceAndNeverRefreshed() {
+        var t = PresenceTracker()
+        _ = t.due(room: "r", lines: ["ann control=no"], heartbeat: false)
+        #expect(t.due(room: "r", lines: [], heartbeat: false) == [])
+        #expect(t.sent["r"] == nil)
+        #expect(t.due(room: "r", lines: [], heartbeat: false) == nil)
+        #expect(t.due(room: "r", lines: [], heartbeat: true) == nil)
+        // A room that never had members sends nothing, heartbeat or not.
+        #expect(t.due(room: "empty", lines: [], heartbeat: true) == nil)
+    }
+
+    @Test func roomsAreTrackedApart() {
+        var t = PresenceTracker()
+        #expect(t.due(room: "a", lines: ["ann control=no"], heartbeat: false) != nil)
+        #expect(t.due(room: "b", lines: ["ann control=no"], heartbeat: false) != nil)
+        #expect(t.due(room: "a", lines: ["ann control=no"], heartbeat: false) == nil)
+    }
+
+    @Test func leavingClearsEveryRoomWithMembersOnce() {
+        var t = PresenceTracker()
+        _ = t.due(room: "b", lines: ["x control=no"], heartbeat: false)
+        _ = t.due(room: "a", lines: ["y control=no"], heartbeat: false)
+        _ = t.due(room: "c", lines: ["z control=no"], heartbeat: false)
+        _ = t.due(room: "c", lines: [], heartbeat: false)
+        #expect(t.leaving() == ["a", "b"])
+        #expect(t.leaving() == [])
+        #expect(t == PresenceTracker())
+    }
+}
+
+@Suite struct LateLoadTests {
+    private func saved(page: Int, version: UInt64, doc: String, epoch: UInt64, by: String? = nil) -> SavedRoom {
+        SavedRoom(room: "talk", page: PageNumber(page)!, version: version, by: by, doc: doc, epoch: Epoch(epoch))
+    }
+
+    @Test func aMissingRoomIsCreatedFromTheLocalState() {
+        let local = saved(page: 1, version: 0, doc: "d1", epoch: 7)
+        #expect(LateLoad.decide(shared: nil, local: local, pageCount: 10) == .create(local))
+    }
+
+    @Test func aSharedRoomForTheSameDocumentIsTakenAsItIs() {
+        let shared = saved(page: 4, version: 12, doc: "d1", epoch: 3, by: "ann")
+        #expect(LateLoad.decide(shared: shared, local: saved(page: 1, version: 0, doc: "d1", epoch: 7), pageCount: 10) == .adopt(shared))
+        // The last page is still a page.
+        let last = saved(page: 10, version: 2, doc: "d1", epoch: 3)
+        #expect(LateLoad.decide(shared: last, local: saved(page: 1, version: 0, doc: "d1", epoch: 7), pageCount: 10) == .adopt(last))
+    }
+
+    @Test func anotherDocumentIsRecordedWithThePageClampedAndTheSharedEpochKept() {
+        let shared = saved(page: 8, version: 12, doc: "other", epoch: 3, by: "ann")
+        let action = LateLoad.decide(shared: shared, local: saved(page: 1, version: 0, doc: "mine", epoch: 7), pageCount: 3)
+        #expect(action == .recordDocument(saved(page: 3, version: 13, doc: "mine", epoch: 3, by: "ann")))
+    }
+
+    @Test func aPageThisDocumentLacksIsClampedEvenForTheSameDocument() {
+        let shared = saved(page: 9, version: 5, doc: "mine", epoch: 3)
+        let action = LateLoad.decide(shared: shared, local: saved(page: 1, version: 0, doc: "mine", epoch: 7), pageCount: 4)
+        #expect(action == .recordDocument(saved(page: 4, version: 6, doc: "mine", epoch: 3)))
+    }
+}
