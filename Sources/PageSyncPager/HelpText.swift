@@ -11,6 +11,7 @@ extension PagerModel {
         "  g  <  Home             top of the page",
         "  G  >  End              bottom of the page",
         "  ←  →                   scroll sideways when long lines are chopped (w)",
+        "                         (> ends a cut line, < starts one scrolled right)",
         "  /pattern  ?pattern     search forward / backward (a regex; ignores case",
         "                         unless the pattern has an uppercase letter)",
         "  n  N                   next / previous match; past the page's last match,",
@@ -34,5 +35,8 @@ extension PagerModel {
         "turns together. Detached, they only move your own view; the status line says",
         "where the room is. In a room you have no control of (a presenter room without",
         "--token, or with --follow), page turns detach you.",
+        "",
+        "A page too long for one reply is read in pieces as you scroll: the status",
+        "line shows /? for its line count until G or End has read it to the end.",
     ]
 }

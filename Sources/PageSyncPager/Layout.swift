@@ -11,13 +11,19 @@ public struct LayoutRow: Equatable, Sendable {
     public var line: Int
     /// Whether this is the first row of its line (false for wrapped continuation rows).
     public var isLineStart: Bool
+    /// Chopped lines: whether the line goes on past the right edge (the row ends with `>`).
+    public var cutRight: Bool
+    /// Chopped lines scrolled sideways: whether the line has text left of the screen (the row starts with `<`).
+    public var cutLeft: Bool
 
     /// A row.
-    public init(text: String, width: Int, line: Int, isLineStart: Bool) {
+    public init(text: String, width: Int, line: Int, isLineStart: Bool, cutRight: Bool = false, cutLeft: Bool = false) {
         self.text = text
         self.width = width
         self.line = line
         self.isLineStart = isLineStart
+        self.cutRight = cutRight
+        self.cutLeft = cutLeft
     }
 }
 
@@ -26,7 +32,10 @@ public struct LayoutRow: Equatable, Sendable {
 /// Lines are sanitized (see ``Sanitizer``). With `wrap` on, a line longer than the width
 /// continues on the next row, breaking between grapheme clusters at a display-column
 /// boundary (a wide character that does not fit moves whole to the next row). With `wrap`
-/// off, a line is cut at the width ("chopped"). Every line, even an empty one, takes at
+/// off, a line is cut at the width ("chopped"), starting `shift` columns into it (scrolled
+/// sideways): a line that goes on past the right edge ends with `>` in the last column, and
+/// one with text left of the screen starts with `<` (a wide character cut by either edge shows
+/// as spaces). Every line, even an empty one, takes at
 /// least one row. SGR styles carry over from line to line as on a terminal, and are
 /// re-applied at the start of each row that needs them.
 public enum Layout {
@@ -35,12 +44,17 @@ public enum Layout {
 
     /// All rows of `lines` at `width` columns (a width below 1 counts as 1).
     public static func rows(lines: some Sequence<some StringProtocol>, width: Int, wrap: Bool,
-                            colors: ColorPolicy = .full) -> [LayoutRow] {
+                            colors: ColorPolicy = .full, shift: Int = 0) -> [LayoutRow] {
         let width = max(1, width)
         var rows: [LayoutRow] = []
         var carried: [String] = []  // styles active since the last reset
 
         for (index, line) in lines.enumerated() {
+            if !wrap {
+                rows.append(choppedRow(Sanitizer.pieces(line, colors: colors), line: index, width: width,
+                                       shift: max(0, shift), carried: &carried))
+                continue
+            }
             var text = carried.joined()
             var styled = !carried.isEmpty
             var used = 0
@@ -81,6 +95,52 @@ public enum Layout {
             finishRow()
         }
         return rows
+    }
+
+    /// One chopped line: columns `shift ..< shift + width` of it, with `<` and `>` marking text
+    /// cut off on either side.
+    static func choppedRow(_ pieces: [DisplayPiece], line: Int, width: Int, shift: Int, carried: inout [String]) -> LayoutRow {
+        let total = pieces.reduce(0) { if case .glyph(_, let w) = $1 { $0 + w } else { $0 } }
+        let cutLeft = shift > 0 && total > 0
+        let leftMarker = cutLeft && width > 1 ? 1 : 0
+        let cutRight = total - shift > width - leftMarker
+        let available = max(0, width - leftMarker - (cutRight ? 1 : 0))
+        var text = (leftMarker == 1 ? "<" : "") + carried.joined()
+        var styled = !carried.isEmpty
+        var used = 0
+        var column = 0  // the line's column of the next glyph
+        for piece in pieces {
+            switch piece {
+            case .sgr(let seq):
+                if isReset(seq) { carried.removeAll() } else {
+                    carried.append(seq)
+                    if carried.count > maxCarriedStyles { carried.removeFirst() }
+                }
+                text += seq
+                styled = true
+            case .glyph(let glyph, let w):
+                defer { column += w }
+                let start = column - shift
+                if start + w <= 0 || start >= available { continue }  // off screen
+                if start < 0 || start + w > available {  // a wide character cut by an edge
+                    let shown = min(start + w, available) - max(start, 0)
+                    text += String(repeating: " ", count: shown)
+                    used += shown
+                    continue
+                }
+                text += glyph
+                used += w
+            }
+        }
+        if cutRight {
+            if styled { text += "\u{1B}[0m" }
+            text += ">"
+            styled = false
+            used = available + 1
+        }
+        if styled { text += "\u{1B}[0m" }
+        return LayoutRow(text: text, width: leftMarker + used, line: line, isLineStart: true,
+                         cutRight: cutRight, cutLeft: cutLeft)
     }
 
     /// The rows a screen of `height` rows shows when scrolled down by `offset` rows

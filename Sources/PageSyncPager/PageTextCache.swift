@@ -23,6 +23,9 @@ struct PageTextCache: Sendable {
     /// Notes that `key` was asked for.
     mutating func markRequested(_ key: PageKey) { requested.insert(key) }
 
+    /// Forgets that `key` was asked for (its answer was a long page, read in pieces instead).
+    mutating func forgetRequest(_ key: PageKey) { requested.remove(key) }
+
     /// Forgets every unanswered request (the connection closed).
     mutating func forgetRequests() { requested = [] }
 

@@ -38,13 +38,21 @@ public struct PagePosition: Equatable, Sendable {
     public var lineCount: Int
     /// Whether rows below the screen are not shown yet.
     public var moreBelow: Bool
+    /// Whether ``lineCount`` is the page's line count (false: a long page not yet read to its
+    /// end, where it is only the lines seen so far and the percentage is by bytes).
+    public var countKnown: Bool
+    /// How far through the page the bottom of the screen is by bytes, when the line count is not known.
+    public var bytePercent: Int?
 
     /// A position with every part given.
-    public init(firstLine: Int, lastLine: Int, lineCount: Int, moreBelow: Bool) {
+    public init(firstLine: Int, lastLine: Int, lineCount: Int, moreBelow: Bool, countKnown: Bool = true,
+                bytePercent: Int? = nil) {
         self.firstLine = firstLine
         self.lastLine = lastLine
         self.lineCount = lineCount
         self.moreBelow = moreBelow
+        self.countKnown = countKnown
+        self.bytePercent = bytePercent
     }
 
     /// The position of `height` rows from `offset` in `rows` (nil when there are no rows).
@@ -57,8 +65,11 @@ public struct PagePosition: Equatable, Sendable {
     }
 
     /// How far through the page the bottom of the screen is, 0...100.
-    public var percent: Int { lineCount == 0 ? 100 : min(100, lastLine * 100 / lineCount) }
+    public var percent: Int {
+        if !countKnown, let bytePercent { return bytePercent }
+        return lineCount == 0 ? 100 : min(100, lastLine * 100 / lineCount)
+    }
 
-    /// `lines 11-33/41 80%`.
-    public var text: String { "lines \(firstLine)-\(lastLine)/\(lineCount) \(percent)%" }
+    /// `lines 11-33/41 80%`; `lines 20001-20023/? 12%` while a long page's line count is not known.
+    public var text: String { "lines \(firstLine)-\(lastLine)/\(countKnown ? String(lineCount) : "?") \(percent)%" }
 }

@@ -33,8 +33,8 @@ enum BuiltinGuide {
         Everyone connected to this room sees the same page. When anyone turns
         the page, every screen follows.
 
-        Turn the page with Space or the right arrow in the pager, or from any
-        shell:
+        Turn the page with ] in the pager (or Space on the last screen of a
+        page), or from any shell:
 
             printf 'next\\n' | nc -q1 \(host) \(port)
 

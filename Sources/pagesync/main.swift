@@ -26,11 +26,17 @@ struct PageSync: ParsableCommand {
           &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
+          ← →              chopped lines: scroll sideways (> and < mark cut text)
           Ctrl-L           redraw             Ctrl-Z        suspend
           q Ctrl-C         quit
 
         In a presenter room without --token, and with --follow, page turns detach you: you \
         browse on your own while the status line says where the room is; F snaps back.
+
+        A page longer than the server sends at once (its max-text) is read in pieces as \
+        you scroll, holding about 3 MiB of it at a time; G or End reads on to its last line. \
+        Such a page is shown as sent (not rendered as markdown); search and & work on the \
+        lines held.
 
         Documents named .md or .markdown are rendered as markdown (headings, emphasis, lists, \
         quotes, code and tables); --plain shows their text, --markdown renders any document. \

@@ -99,10 +99,11 @@ final class PagerTmux: @unchecked Sendable {
     }
 
     /// Polls the screen of `name` until `condition` holds; returns that screen. Fails with the
-    /// last screen after ``screenTimeout``.
+    /// last screen after `timeout` (``screenTimeout`` unless a step is known to be long).
     @discardableResult
-    func waitFor(_ name: String, _ what: String, _ condition: (String) -> Bool) async throws -> String {
-        let deadline = ContinuousClock.now + Self.screenTimeout
+    func waitFor(_ name: String, _ what: String, timeout: Duration = PagerTmux.screenTimeout,
+                 _ condition: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
         var last = ""
         while ContinuousClock.now < deadline {
             last = try await screen(name)

@@ -26,7 +26,8 @@ private func texts(_ rows: [LayoutRow]) -> [String] { rows.map { $0.text } }
 
     @Test func chopsWhenWrapIsOff() {
         let rows = Layout.rows(lines: ["abcdefghij", "xy"], width: 4, wrap: false)
-        #expect(texts(rows) == ["abcd", "xy"])
+        #expect(texts(rows) == ["abc>", "xy"])  // > in the last column marks a cut line
+        #expect(rows.map(\.cutRight) == [true, false])
     }
 
     @Test func neverSplitsAWideCharacter() {
@@ -36,7 +37,7 @@ private func texts(_ rows: [LayoutRow]) -> [String] { rows.map { $0.text } }
         #expect(rows.map { $0.width } == [3, 3])
         let rows2 = Layout.rows(lines: ["a中文"], width: 2, wrap: true)
         #expect(texts(rows2) == ["a", "中", "文"])
-        #expect(texts(Layout.rows(lines: ["a中文"], width: 2, wrap: false)) == ["a"])
+        #expect(texts(Layout.rows(lines: ["a中文"], width: 2, wrap: false)) == ["a>"])
     }
 
     @Test func everyRowFitsForManyWidths() {
@@ -79,7 +80,7 @@ private func texts(_ rows: [LayoutRow]) -> [String] { rows.map { $0.text } }
 
     @Test func chopKeepsStyleStateOfTheCutPart() {
         let rows = Layout.rows(lines: ["abcdef\(E)[32mgh", "x"], width: 3, wrap: false)
-        #expect(texts(rows) == ["abc\(E)[32m\(E)[0m", "\(E)[32mx\(E)[0m"])
+        #expect(texts(rows) == ["ab\(E)[32m\(E)[0m>", "\(E)[32mx\(E)[0m"])
     }
 
     @Test func documentCannotDriveTheTerminal() {

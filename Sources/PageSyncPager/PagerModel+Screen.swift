@@ -1,0 +1,63 @@
+/// What the pager shows: the screen's rows, the frame written to the terminal, and the status line.
+extension PagerModel {
+    /// The screen: exactly `size.rows` rows (at least 1); all but the last are page content
+    /// (each fits `size.columns`, styles reset at its end), the last is the status line as
+    /// plain text (a prompt while one is being typed).
+    public mutating func screen() -> [String] {
+        let height = contentHeight
+        let rows = contentRows()
+        let offset = showingHelp ? help.offset : viewport.offset
+        var out = Layout.visible(rows, offset: offset, height: height).map(\.text)
+        while out.count < height { out.append(showingHelp ? "" : "~") }
+        out.append(statusText())
+        return out
+    }
+
+    /// The whole frame to write: cursor home, every row followed by erase-to-end-of-line,
+    /// the status line in reverse video padded to the full width.
+    public mutating func frame() -> String {
+        ScreenFrame.render(screen(), columns: size.columns, colors: options.colors)
+    }
+
+    /// Where the screen is within the page, when the page is loaded and does not fit the screen.
+    /// On a long page read in pieces, line numbers are the page's, and until its end has been
+    /// read the count is unknown (`/?`) and the percentage is by bytes.
+    public func position() -> PagePosition? {
+        guard !showingHelp, let key = displayKey else { return nil }
+        let window = shownWindow
+        if window?.goal == .end { return nil }  // reading on: the rows on screen are from before
+        guard texts[key] != nil || window != nil, let rows = rowsCache.rows(for: rowsSource) else { return nil }
+        guard let window else {
+            return rows.count > contentHeight ? PagePosition.of(rows, offset: viewport.offset, height: contentHeight) : nil
+        }
+        let visible = Layout.visible(rows, offset: viewport.offset, height: contentHeight)
+        guard let first = visible.first, let last = visible.last else { return nil }
+        let count = window.lineCount
+        return PagePosition(firstLine: window.firstLine + first.line + 1, lastLine: window.firstLine + last.line + 1,
+                            lineCount: count ?? window.firstLine + window.heldLineCount,
+                            moreBelow: visible.endIndex < rows.count || !window.atEnd,
+                            countKnown: count != nil, bytePercent: window.percent(throughLine: last.line))
+    }
+
+    /// The status line's text for the current state.
+    public func statusText() -> String {
+        let width = max(1, size.columns)
+        switch prompt {
+        case .count(let digits):
+            return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
+        case .search(let forward, let text):
+            let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case .filter(let text):
+            let s = "&" + Sanitizer.plainText(text)
+            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+        case nil: break
+        }
+        if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
+        let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
+                              mode: mode, roomPage: room?.page ?? 1, connection: connection,
+                              by: room?.by, message: message, position: position(),
+                              me: clientName, control: mayTurn)
+        return line.render(width: width)
+    }
+}

@@ -1,0 +1,181 @@
+import PageSyncCore
+
+/// The server's lines and the connection: greetings and the handshake after them, replies
+/// matched to what was sent, pushed `PAGE` events, `BYE`, and reconnecting.
+extension PagerModel {
+    mutating func handleServer(_ msg: ServerMessage, _ fx: inout [PagerEffect]) {
+        switch msg {
+        case .multiline(let header, let lines, let truncated):
+            guard !outstanding.isEmpty else { return }
+            let expectation = outstanding.removeFirst()
+            if case .piece(let key, let from) = expectation, header.words.first == "TEXT" {
+                receivePiece(header, lines, cut: truncated, key: key, from: from)
+            } else if case .text(let key) = expectation, header.words.first == "TEXT", !truncated,
+                      header.yesNo("truncated") == true, header.fields["from"] == nil, let bytes = header.int("bytes"),
+                      header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("page").map({ $0 == key.page }) ?? true {
+                startLongPage(key, bytes: bytes)
+            } else if case .text(let key) = expectation, header.words.first == "TEXT" {
+                var content = lines
+                if truncated || header.yesNo("truncated") == true {
+                    content.append("[this page is longer than the server sends: it was cut here]")
+                }
+                storeText(content, for: PageKey(doc: header.fields["doc"] ?? key.doc,
+                                                page: header.int("page") ?? key.page))
+            }
+            flush(&fx)
+        case .line(let line):
+            switch line.kind {
+            case "HELLO": handleHello(line, &fx)
+            case "PAGE":
+                reconcile(line)
+            case "OK", "ERR":
+                guard !outstanding.isEmpty else {
+                    // An ERR nobody asked for (`ERR 503 server full` before a greeting) is the server's
+                    // reason for closing: kept like a BYE, so the refused reconnects after it do not hide it.
+                    if line.kind == "ERR" {
+                        farewell = line.text
+                        message = line.text
+                    }
+                    return
+                }
+                handleReply(line, to: outstanding.removeFirst(), &fx)
+                flush(&fx)
+            case "BYE":
+                farewell = line.text
+                message = "server: " + line.text
+            default:
+                break
+            }
+        }
+    }
+
+    private mutating func handleHello(_ line: WireLine, _ fx: inout [PagerEffect]) {
+        guard let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) else {
+            message = "unexpected greeting from the server"
+            return
+        }
+        connection = .connected
+        attempts = 0
+        greeted = true
+        farewell = nil
+        outstanding = []
+        inFlight = nil
+        queued = nil
+        message = nil
+        takeWhole(view)
+        clientName = line.fields["name"]
+        if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
+        if let name = options.name, name != clientName {
+            fx.append(.send("NAME \(name)"))
+            outstanding.append(.name)
+        }
+        if let target = rejoinRoom, target != view.name {
+            fx.append(.send("JOIN \(target)"))
+            outstanding.append(.join)
+        }
+        if let token = options.token {
+            fx.append(.send("AUTH \(token)"))
+            outstanding.append(.auth)
+        }
+    }
+
+    private mutating func handleReply(_ line: WireLine, to expectation: ReplyExpectation, _ fx: inout [PagerEffect]) {
+        switch expectation {
+        case .navigation:
+            let request = inFlight
+            inFlight = nil
+            if line.kind == "OK" {
+                reconcile(line)
+                if let request, request.intent.pull, let room, room.page == request.target,
+                   mode == .detached(viewPage: request.target) {
+                    setView(.following)
+                }
+            } else {
+                let code = line.errorCode
+                switch code {
+                case 409:
+                    reconcile(line)
+                    if let request {
+                        let absolute = request.intent.base != .current || request.intent.pull
+                        if absolute || room?.page == request.basePage {
+                            queued = NavigationRequests.combine(request.intent, queued ?? Intent(base: .current, offset: 0))
+                        }
+                    }
+                case 416:
+                    reconcile(line)
+                    message = line.text
+                case 403:
+                    room?.control = false
+                    queued = nil
+                    message = line.text
+                default:
+                    queued = nil
+                    message = line.text
+                }
+            }
+        case .piece(let key, _):
+            if line.kind == "ERR" { pieceFailed(key, because: line.text) }
+        case .text(let key):
+            if line.kind == "ERR" {
+                storeText(["[page \(key.page) could not be loaded: \(line.text)]"], for: key)
+                message = line.text
+            }
+        case .name:
+            if line.kind == "OK" { clientName = line.words.dropFirst().first.map(String.init) ?? clientName }
+            else { message = line.text }
+        case .join:
+            if line.kind == "OK", let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) {
+                takeWhole(view)
+            } else {
+                message = line.text
+            }
+        case .auth:
+            if line.kind == "OK" {
+                room?.control = line.yesNo("control") ?? true
+            } else {
+                message = line.text
+            }
+        }
+    }
+
+    mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
+        inFlight = nil
+        queued = nil
+        outstanding = []
+        texts.forgetRequests()
+        longPage?.window.forgetRequest()
+        assembler.reset()
+        if !greeted && options.quitIfFirstConnectionFails {
+            let why = farewell ?? message ?? reason  // e.g. "server full" sent before the close
+            fx.append(.quit(status: 1, message: "pagesync: cannot connect to \(options.server): \(why)"))
+            return
+        }
+        attempts += 1
+        connection = greeted ? .reconnecting(attempt: attempts) : .connecting
+        // The server's own goodbye says more than what the socket saw afterwards.
+        message = farewell.map { "server: " + $0 } ?? (reason.isEmpty ? nil : reason)
+        fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: jitter.next())))
+    }
+
+    /// A new session's state: taken whatever its version.
+    private mutating func takeWhole(_ view: RoomView) {
+        let old = displayKey
+        room = view
+        clampView()
+        afterStateChange(from: old)
+    }
+
+    /// Applies a versioned line (see ``RoomUpdates/reconciled(_:with:)``).
+    private mutating func reconcile(_ line: WireLine) {
+        guard let current = room, let r = RoomUpdates.reconciled(current, with: line) else { return }
+        let old = displayKey
+        room = r
+        clampView()
+        afterStateChange(from: old)
+    }
+
+    private mutating func clampView() {
+        guard let room, case .detached(let v) = mode else { return }
+        mode = .detached(viewPage: min(max(1, v), room.pageCount))
+    }
+}

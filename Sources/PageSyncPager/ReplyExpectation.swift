@@ -1,0 +1,23 @@
+/// What the pager expects the next reply from the server to answer, in the order commands were sent.
+enum ReplyExpectation: Sendable {
+    /// A page turn (`NEXT`, `PREV`, `FIRST`, `LAST`, `GOTO`).
+    case navigation
+    /// `TEXT` of this page.
+    case text(PageKey)
+    /// `TEXT <n> FROM <from>`: a piece of a long page.
+    case piece(PageKey, from: Int)
+    /// `NAME`.
+    case name
+    /// `JOIN`.
+    case join
+    /// `AUTH`.
+    case auth
+
+    /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
+    var holdsNavigation: Bool {
+        switch self {
+        case .join, .auth: true
+        default: false
+        }
+    }
+}
