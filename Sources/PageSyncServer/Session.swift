@@ -47,8 +47,8 @@ struct TurnBudget {
     static let commands = 64
     /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
     static let bytes = 256 << 10
-    /// Loop time per client and turn, for its commands and, separately, for streaming its large
-    /// replies: a command that costs more than most (a `WHO` in a room of thousands, on a slow
+    /// Loop CPU time (``ThreadCPUTime``, so a preempted turn is not charged) per client and
+    /// turn, for its commands and, separately, for streaming its large replies: a command that costs more than most (a `WHO` in a room of thousands, on a slow
     /// build) cannot stretch a turn to `commands` times its cost. At least one command runs.
     static let time: Duration = .milliseconds(1)
 

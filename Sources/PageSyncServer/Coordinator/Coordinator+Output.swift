@@ -97,8 +97,7 @@ extension Coordinator {
         guard session.outbox.state != .closed else { return }
         let connection = session.connection
         var written = 0
-        let clock = ContinuousClock()
-        let started = clock.now
+        let started = ThreadCPUTime.now()
         repeat {
             let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
             switch chunks.count {
@@ -109,7 +108,7 @@ extension Coordinator {
             for chunk in chunks { written += chunk.count }
             // A large reply goes on while the socket takes it, up to the turn's budget.
         } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
-            && clock.now - started < TurnBudget.time
+            && ThreadCPUTime.now() - started < TurnBudget.time
         if session.outbox.isStreaming && !session.backedUp {
             // Budget spent: the rest goes in the next turn, after other clients' I/O.
             deferredFlush.append(session)

@@ -1,0 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The CPU time the calling thread (the loop's) has used: the clock of ``TurnBudget``.
+///
+/// Wall time would charge a client for time the kernel gave other processes: on a busy
+/// machine a turn preempted after one command would look spent, and a client with many
+/// commands queued would crawl at one command per turn. CPU time counts only the loop's own
+/// work. It is a system call (no vDSO for CPU clocks), so callers read it every few commands.
+enum ThreadCPUTime {
+    /// The calling thread's CPU time so far.
+    static func now() -> Duration {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))
+    }
+}

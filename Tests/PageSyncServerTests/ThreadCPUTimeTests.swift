@@ -1,0 +1,23 @@
+import Glibc
+import Testing
+
+@testable import PageSyncServer
+
+/// The turn budget's clock charges the loop's work, not time the thread spent off the CPU.
+@Suite struct ThreadCPUTimeTests {
+    @Test func sleepingCostsNoCPUTimeAndWorkDoes() {
+        let before = ThreadCPUTime.now()
+        usleep(100_000)
+        let slept = ThreadCPUTime.now() - before
+        #expect(slept < .milliseconds(50), "100 ms asleep charged \(slept)")
+        let start = ThreadCPUTime.now()
+        var x: UInt64 = 1
+        var spins = 0
+        while ThreadCPUTime.now() - start < .milliseconds(5) {
+            x = x &* 6_364_136_223_846_793_005 &+ 1
+            spins += 1
+        }
+        withExtendedLifetime(x) {}
+        #expect(spins > 0 && ThreadCPUTime.now() - start >= .milliseconds(5))
+    }
+}
