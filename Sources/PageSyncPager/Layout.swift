@@ -73,10 +73,7 @@ public enum Layout {
             for piece in Sanitizer.pieces(line, colors: colors) {
                 switch piece {
                 case .sgr(let seq):
-                    if isReset(seq) { carried.removeAll() } else {
-                        carried.append(seq)
-                        if carried.count > maxCarriedStyles { carried.removeFirst() }
-                    }
+                    carry(seq, into: &carried)
                     text += seq
                     styled = true
                 case .glyph(var glyph, var w):
@@ -97,6 +94,14 @@ public enum Layout {
         return rows
     }
 
+    /// Keeps `seq` among the styles a continued row starts with: a reset clears them, and at
+    /// most `maxCarriedStyles` are kept.
+    private static func carry(_ seq: String, into carried: inout [String]) {
+        if isReset(seq) { carried.removeAll(); return }
+        carried.append(seq)
+        if carried.count > maxCarriedStyles { carried.removeFirst() }
+    }
+
     /// One chopped line: columns `shift ..< shift + width` of it, with `<` and `>` marking text
     /// cut off on either side.
     static func choppedRow(_ pieces: [DisplayPiece], line: Int, width: Int, shift: Int, carried: inout [String]) -> LayoutRow {
@@ -112,10 +117,7 @@ public enum Layout {
         for piece in pieces {
             switch piece {
             case .sgr(let seq):
-                if isReset(seq) { carried.removeAll() } else {
-                    carried.append(seq)
-                    if carried.count > maxCarriedStyles { carried.removeFirst() }
-                }
+                carry(seq, into: &carried)
                 text += seq
                 styled = true
             case .glyph(let glyph, let w):
