@@ -15,8 +15,6 @@ let package = Package(
         // (PageSyncServer/Config), not the package's YAML (Yams) or JSON traits, which both
         // pull in all of Foundation and ICU's data (about 45 of a stripped daemon's 62 MB).
         .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: []),
-        // 4.x: FoundationEssentials on Linux (3.x imports all of Foundation).
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
@@ -51,10 +49,11 @@ let package = Package(
         .target(
             name: "PageSyncServer",
             dependencies: [
-                "PageSyncCore", "UV", "CYAML",
+                // COpenSSL: HMAC-SHA256 for AUTH tokens (TokenVerifier), from the OpenSSL the
+                // daemon links for TLS anyway, instead of swift-crypto's own BoringSSL.
+                "PageSyncCore", "UV", "CYAML", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             linkerSettings: [.linkedLibrary(":libyaml.a")]),
 

@@ -5,6 +5,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <openssl/bio.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/crypto.h>
 
 /* OpenSSL's function-like macros, which Swift cannot import, as inline functions. */
 

@@ -26,4 +26,13 @@ import Testing
             #expect(b.matches(x, expected: y) == (x == y))
         }
     }
+
+    @Test("the codes are HMAC-SHA256 (RFC 4231 test cases 1 and 2)")
+    func knownAnswers() {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+        let jefe = TokenVerifier(key: Array("Jefe".utf8))
+        #expect(hex(jefe.code(for: "what do ya want for nothing?")) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let twenty = TokenVerifier(key: [UInt8](repeating: 0x0b, count: 20))
+        #expect(hex(twenty.code(for: "Hi There")) == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+    }
 }
