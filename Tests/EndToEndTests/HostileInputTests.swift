@@ -188,12 +188,17 @@ struct HostileInputTests {
             // "tm->when" is when it fires, in jiffies. Find the daemon's end of this connection.
             let local = String(format: "0100007F:%04X", daemon.port)
             let remote = String(format: "0100007F:%04X", client.localPort)
-            let table = try readProcFile("/proc/net/tcp")
-            let rows: [[Substring]] = table.split(separator: "\n").map { $0.split(separator: " ") }
-            let match = rows.first { row in row.count > 5 && row[1] == local && row[2] == remote }
-            let row = try #require(match, "the daemon's socket for this client (\(local) -> \(remote)) is not in /proc/net/tcp")
-            let timer = row[5].split(separator: ":")
-            #expect(timer.first == "02", "no keepalive timer on the daemon's socket: \(row.joined(separator: " "))")
+            // While the last reply is unacknowledged the retransmit timer (01) shows instead; on a
+            // busy machine that can last a moment, so look again for a few seconds.
+            var row: [Substring] = []
+            let keepalive = try await eventually(attempts: 250) {
+                let table = try readProcFile("/proc/net/tcp")
+                let rows: [[Substring]] = table.split(separator: "\n").map { $0.split(separator: " ") }
+                let match = rows.first { row in row.count > 5 && row[1] == local && row[2] == remote }
+                row = try #require(match, "the daemon's socket for this client (\(local) -> \(remote)) is not in /proc/net/tcp")
+                return row[5].split(separator: ":").first == "02"
+            }
+            #expect(keepalive, "no keepalive timer on the daemon's socket: \(row.joined(separator: " "))")
         }
     }
 }

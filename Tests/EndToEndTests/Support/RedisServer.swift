@@ -26,12 +26,19 @@ final class RedisServer: @unchecked Sendable {
         process = try ChildProcess(executable: try Self.executable(),
                                    arguments: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
                                    outputFD: fd)
-        let deadline = ContinuousClock.now + .seconds(20)
+        // Generous: on a loaded 2-core machine running the parallel suite, exec and start-up alone
+        // have taken over 20 s. An exit (a port taken meanwhile, say) fails at once, with its log.
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
+            if let ended = process?.termination {
+                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                throw HarnessError("redis-server on \(port) exited (\(ended)) before listening:\n\(output.suffix(2000))")
+            }
             if (try? await LineClient.connect(port: port, label: "redis probe")).map({ $0.close(); return true }) == true { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw HarnessError("redis-server did not listen on \(port)")
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        throw HarnessError("redis-server did not listen on \(port) within 60 s; its log:\n\(output.suffix(2000))")
     }
 
     /// `kill -9`: the data (kept only in memory) is gone.
