@@ -80,10 +80,15 @@ extension Coordinator {
     /// budget for this loop turn is spent; then its input waits (reading stops).
     func processInput(_ session: Session) {
         guard session.outbox.state == .open else { return }
-        let started = ThreadCPUTime.now()
         let usedBefore = session.timeThisTurn
         var used = usedBefore
-        defer { session.timeThisTurn = usedBefore + (ThreadCPUTime.now() - started) }
+        // The CPU clock is a system call (about 1 µs, against a few µs for a whole command), so it
+        // is first read when a second command comes in this call: the common turn of one command
+        // reads no clock, and the first command of a call goes uncharged (the command count of
+        // TurnBudget still bounds a client that sends one command per read).
+        var started: Duration?
+        var handledHere = 0
+        defer { if let started { session.timeThisTurn = usedBefore + (ThreadCPUTime.now() - started) } }
         while session.outbox.state == .open {
             if session.outbox.mustPause(queued: session.connection.writeQueueSize, highWater: config.outputHighWater) {
                 // Resumed from the write-completion callback once output drains.
@@ -91,7 +96,7 @@ extension Coordinator {
                 return
             }
             // The clock is a system call: read it every 4 commands (a command costs microseconds).
-            if session.commandsThisTurn % 4 == 0 && session.commandsThisTurn > 0 {
+            if session.commandsThisTurn % 4 == 0 && session.commandsThisTurn > 0, let started {
                 used = usedBefore + (ThreadCPUTime.now() - started)
             }
             if TurnBudget.spent(commands: session.commandsThisTurn, stagedBytes: session.outbox.stagedBytes, time: used) {
@@ -101,6 +106,8 @@ extension Coordinator {
                 return
             }
             guard let frame = session.framer.next() else { break }
+            if handledHere == 1 { started = ThreadCPUTime.now() }
+            handledHere += 1
             session.commandsThisTurn += 1
             if session.commandsThisTurn == 1 { turnUsers.append(session) }
             switch frame {
