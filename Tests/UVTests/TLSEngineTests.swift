@@ -35,7 +35,7 @@ private final class EnginePair {
     }
 }
 
-@Suite("TLS engine (memory BIOs, no sockets)")
+@Suite("TLS engine (buffers in memory, no sockets)")
 struct TLSEngineTests {
     @Test func handshakeThenDataBothWays() throws {
         let certs = try TestCertificates()

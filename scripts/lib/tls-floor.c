@@ -4,7 +4,7 @@
  *
  *   tls-floor memory CERT KEY [N]      heap in use per server SSL (SSL_new; then after a full
  *                                      TLS 1.3 handshake and one record each way), N connections
- *                                      held, three ways: BIO_s_mem kept (their buffers keep the
+ *                                      held, two ways: BIO_s_mem kept (their buffers keep the
  *                                      capacity the handshake grew them to), and no buffers at all
  *                                      after the handshake (the SSL alone: what pagesyncd's
  *                                      buffer BIO leaves)
