@@ -29,18 +29,6 @@ static inline long pagesync_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mo
 static inline long pagesync_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return SSL_set_tlsext_host_name(ssl, name);
 }
-static inline long pagesync_BIO_pending(BIO *bio) {
-    return (long)BIO_ctrl_pending(bio);
-}
-static inline long pagesync_BIO_set_mem_eof_return(BIO *bio, int value) {
-    return BIO_set_mem_eof_return(bio, value);
-}
-static inline long pagesync_BIO_get_mem_data(BIO *bio, char **data) {
-    return BIO_get_mem_data(bio, data);
-}
-static inline int pagesync_BIO_reset(BIO *bio) {
-    return (int)BIO_reset(bio);
-}
 static inline const char *pagesync_SSL_get_version_name(const SSL *ssl) {
     return SSL_get_version(ssl);
 }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Testing
+import TestSupport
 
 /// The real pagesyncd under systemd's protocols: sd_notify to a test NOTIFY_SOCKET, and socket
 /// activation through systemd-socket-activate.
@@ -161,6 +162,81 @@ struct SystemdDaemonTests {
         #expect(SystemdE2E.readLine(second)?.hasPrefix("HELLO pagesync/1 ") == true)
         #expect(SystemdE2E.connect(port: configuredPort, retryFor: 0) == nil,
                 "the activated daemon also bound its configured address")
+
+        kill(process.processIdentifier, SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5))
+    }
+
+    /// pagesyncd-tls.socket's hand-over: two sockets, named `pagesync` and `pagesync-tls` as the
+    /// shipped units name them; the daemon speaks plaintext on the first and TLS on the second,
+    /// and binds neither of its configured addresses.
+    @Test func socketActivationServesTLSOnThePagesyncTLSSocket() throws {
+        guard let activate = SystemdE2E.which("systemd-socket-activate") else {
+            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("systemd-socket-activate is not installed (scripts/test installs systemd)") }
+            print("SKIPPED: systemd-socket-activate is not installed")
+            return
+        }
+        let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
+        let openssl = try #require(SystemdE2E.which("openssl"), "openssl is not installed")
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let directory = try SystemdE2E.temporaryDirectory("activate-tls-e2e")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let document = try SystemdE2E.writeDocument(in: directory)
+        let state = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let plainPort = try SystemdE2E.freePort()
+        let tlsPort = try SystemdE2E.freePort()
+        let configuredPlain = try SystemdE2E.freePort()
+        let configuredTLS = try SystemdE2E.freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activate)
+        process.arguments = ["-l", "127.0.0.1:\(plainPort)", "-l", "127.0.0.1:\(tlsPort)", "--fdname=pagesync:pagesync-tls",
+                             binary, "--listen", "127.0.0.1:\(configuredPlain)", "--tls-listen", "127.0.0.1:\(configuredTLS)",
+                             "--tls-cert", certs.certificateFile, "--tls-key", certs.keyFile,
+                             "--state-dir", state.path, document.path]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+
+        // The first connection (plaintext) starts the daemon with both sockets.
+        let plain = try #require(SystemdE2E.connect(port: plainPort), "systemd-socket-activate did not listen")
+        defer { close(plain) }
+        #expect(SystemdE2E.readLine(plain)?.hasPrefix("HELLO pagesync/1 ") == true)
+
+        // A TLS client on the pagesync-tls socket, verifying the certificate: openssl s_client
+        // speaks TLS, the test speaks plaintext to it through a socket pair.
+        var pair: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(pair[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: openssl)
+        client.arguments = ["s_client", "-quiet", "-verify_return_error", "-CAfile", certs.caFile, "-connect", "127.0.0.1:\(tlsPort)"]
+        let clientEnd = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
+        client.standardInput = clientEnd
+        client.standardOutput = clientEnd
+        client.standardError = FileHandle.nullDevice
+        try client.run()
+        try clientEnd.close()
+        defer { if client.isRunning { client.terminate(); client.waitUntilExit() } }
+        let greeting = SystemdE2E.readLine(pair[0])
+        print("socket activation, pagesync-tls socket: TLS client got:", greeting ?? "<nothing>")
+        #expect(greeting?.hasPrefix("HELLO pagesync/1 ") == true)
+        _ = "PING over-tls\n".withCString { send(pair[0], $0, strlen($0), 0) }
+        #expect(SystemdE2E.readLine(pair[0]) == "OK PONG over-tls")
+
+        // Plaintext on the TLS socket gets no greeting.
+        let wrong = try #require(SystemdE2E.connect(port: tlsPort, retryFor: 0))
+        defer { close(wrong) }
+        _ = "PING\n".withCString { send(wrong, $0, strlen($0), 0) }
+        let answer = SystemdE2E.readLine(wrong) ?? ""  // nil at the close; at most an alert before it
+        #expect(!answer.contains("HELLO") && !answer.contains("PONG"), "the pagesync-tls socket answered plaintext: \(answer)")
+        #expect(SystemdE2E.connect(port: configuredPlain, retryFor: 0) == nil, "the activated daemon also bound --listen")
+        #expect(SystemdE2E.connect(port: configuredTLS, retryFor: 0) == nil, "the activated daemon also bound --tls-listen")
 
         kill(process.processIdentifier, SIGTERM)
         #expect(Self.waitForExit(process, seconds: 5))

@@ -4,7 +4,7 @@ import Testing
 /// `systemd-analyze verify` and `security` on the shipped units.
 @Suite("systemd unit files")
 struct SystemdUnitFileTests {
-    static let units = ["pagesyncd.service", "pagesyncd-socket.service", "pagesyncd.socket"]
+    static let units = ["pagesyncd.service", "pagesyncd-socket.service", "pagesyncd.socket", "pagesyncd-tls.socket"]
     static let services = ["pagesyncd.service", "pagesyncd-socket.service"]
 
     static func unitText(_ name: String) throws -> String {
@@ -41,6 +41,13 @@ struct SystemdUnitFileTests {
         let socket = Self.assignments(try Self.unitText("pagesyncd.socket"), section: "Socket")
         #expect(socket.contains("ListenStream=127.0.0.1:7777"))
         #expect(socket.contains("Service=pagesyncd-socket.service"))
+        #expect(socket.contains("FileDescriptorName=pagesync"))
+        // The TLS port: the same service, its socket named as the daemon expects.
+        let tlsSocket = Self.assignments(try Self.unitText("pagesyncd-tls.socket"), section: "Socket")
+        #expect(tlsSocket.contains("ListenStream=127.0.0.1:7778"))
+        #expect(tlsSocket.contains("FileDescriptorName=pagesync-tls"))
+        #expect(tlsSocket.contains("Service=pagesyncd-socket.service"))
+        #expect(tlsSocket.contains("IPAddressAllow=localhost"))
     }
 
     /// The socket-activated service is the standalone one plus a private network: no drift.
@@ -52,7 +59,9 @@ struct SystemdUnitFileTests {
         ])
         #expect(activated.subtracting(standalone) == ["PrivateNetwork=yes", "RestrictAddressFamilies=AF_UNIX"])
         let activatedUnit = Set(Self.assignments(try Self.unitText("pagesyncd-socket.service"), section: "Unit"))
-        #expect(activatedUnit.isSuperset(of: ["Requires=pagesyncd.socket", "After=pagesyncd.socket"]))
+        #expect(activatedUnit.isSuperset(of: ["Requires=pagesyncd.socket", "After=pagesyncd.socket", "After=pagesyncd-tls.socket"]))
+        #expect(!activatedUnit.contains { $0.contains("pagesyncd-tls.socket") && !$0.hasPrefix("After=") },
+                "the TLS socket is only ordered, never pulled in: it needs tls: configured")
     }
 
     /// Copies of the units whose ExecStart names an existing binary, as verify requires.

@@ -35,7 +35,7 @@ private final class EnginePair {
     }
 }
 
-@Suite("TLS engine (memory BIOs, no sockets)")
+@Suite("TLS engine (buffers in memory, no sockets)")
 struct TLSEngineTests {
     @Test func handshakeThenDataBothWays() throws {
         let certs = try TestCertificates()
@@ -57,6 +57,9 @@ struct TLSEngineTests {
         Array("next\n".utf8).withUnsafeBytes { pair.client.send($0) }
         pair.pump()
         #expect(pair.serverReceived == Array("next\n".utf8))
+        // Idle after traffic: no ciphertext buffer stays allocated on either side.
+        #expect(pair.server.bufferCapacity == 0)
+        #expect(pair.client.bufferCapacity == 0)
     }
 
     @Test func largeWritesArriveWholeAndInOrder() throws {

@@ -71,6 +71,7 @@ extension Coordinator {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
         handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
         handshakeTracker.active(id, now: Self.monotonicMilliseconds())
+        heapTrimPolicy.handshakeBegan()
         guard handshakeTimer == nil else { return }
         let period = min(1000, max(100, UInt64(seconds) * 250))
         let timer = UV.Timer(loop: loop)
@@ -95,6 +96,12 @@ extension Coordinator {
         if handshakeTracker.count == 0 {
             handshakeTimer?.close()
             handshakeTimer = nil
+            // The burst is over: give back the pages its handshake buffers left as holes.
+            if heapTrimPolicy.shouldTrim(now: Self.monotonicMilliseconds()) {
+                let started = ThreadCPUTime.now()
+                let released = HeapTrim.releaseFreeMemory()
+                logger.debug("heap trimmed after TLS handshakes (\(released ? "memory returned" : "nothing to return"), \(ThreadCPUTime.now() - started))")
+            }
         }
     }
 

@@ -97,6 +97,8 @@ public actor Coordinator {
     var idleTimer: UV.Timer?
     /// TLS connections whose handshake is still under way (`tls.handshake-timeout`).
     var handshakeTracker = IdleTracker(timeoutMilliseconds: 1)
+    /// When the end of a burst of TLS handshakes is worth a heap trim.
+    var heapTrimPolicy = HeapTrimPolicy()
     var handshakeTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call

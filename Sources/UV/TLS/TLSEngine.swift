@@ -1,7 +1,8 @@
 import COpenSSL
 
-/// One TLS session as a pure transform over byte buffers: OpenSSL runs on two memory BIOs, so
-/// nothing here touches a socket, blocks or spawns a thread. Feed received ciphertext with
+/// One TLS session as a pure transform over byte buffers: OpenSSL reads and writes through a
+/// BIO over two Swift arrays (``TLSBufferPair``, released whenever empty, so an idle session holds
+/// no buffer of ours), so nothing here touches a socket, blocks or spawns a thread. Feed received ciphertext with
 /// ``receive(_:)``, pull plaintext with ``read(into:deliver:)``, hand plaintext to ``send(_:)``,
 /// and transmit what ``takeOutput(_:)`` yields. Plaintext sent before the handshake completes
 /// waits inside (``pendingPlaintextCount``) and is encrypted the moment it completes.
@@ -33,8 +34,7 @@ public final class TLSEngine {
     }
 
     private let ssl: OpaquePointer
-    private let readBIO: OpaquePointer
-    private let writeBIO: OpaquePointer
+    private let buffers = TLSBufferPair()
     private var pending: [UInt8] = []
     /// True for the accepting side.
     public let isServer: Bool
@@ -50,16 +50,12 @@ public final class TLSEngine {
     public init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
         ERR_clear_error()
         guard let ssl = SSL_new(context.raw) else { throw .openSSL("cannot create a TLS session") }
-        guard let readBIO = BIO_new(BIO_s_mem()), let writeBIO = BIO_new(BIO_s_mem()) else {
+        guard let bio = TLSBufferBIO.make(buffers) else {
             SSL_free(ssl)
             throw .openSSL("cannot create TLS buffers")
         }
-        // An empty read BIO means "wait for more", not end of file.
-        _ = pagesync_BIO_set_mem_eof_return(readBIO, -1)
-        SSL_set_bio(ssl, readBIO, writeBIO)  // the SSL owns both BIOs from here on
+        SSL_set_bio(ssl, bio, bio)  // one BIO reads and writes; the SSL owns it from here on
         self.ssl = ssl
-        self.readBIO = readBIO
-        self.writeBIO = writeBIO
         self.isServer = context.isServer
         self.expectedHost = serverName
         if context.isServer {
@@ -93,10 +89,14 @@ public final class TLSEngine {
     public var pendingPlaintextCount: Int { pending.count }
 
     /// Encrypted bytes ready to transmit, in bytes.
-    public var outputCount: Int { pagesync_BIO_pending(writeBIO) }
+    public var outputCount: Int { buffers.output.count }
+
+    /// Bytes of buffer storage the engine itself holds for ciphertext (received but unread, or
+    /// produced but not taken). 0 whenever both are empty: an idle session keeps no buffer.
+    public var bufferCapacity: Int { buffers.capacity }
 
     /// True when received data has not been turned into plaintext yet (after a `.paused` read).
-    public var hasUnreadInput: Bool { pagesync_BIO_pending(readBIO) > 0 || SSL_pending(ssl) > 0 }
+    public var hasUnreadInput: Bool { buffers.unreadCount > 0 || SSL_pending(ssl) > 0 }
 
     /// The negotiated protocol, e.g. "TLSv1.3" (meaningful once established).
     public var protocolVersion: String { String(cString: pagesync_SSL_get_version_name(ssl)) }
@@ -104,7 +104,7 @@ public final class TLSEngine {
     /// Stores received ciphertext (copied). Call ``read(into:deliver:)`` next.
     public func receive(_ ciphertext: UnsafeRawBufferPointer) {
         guard let base = ciphertext.baseAddress, ciphertext.count > 0, state == .handshaking || state == .established else { return }
-        _ = BIO_write(readBIO, base, Int32(ciphertext.count))
+        buffers.receive(UnsafeRawBufferPointer(start: base, count: ciphertext.count))
     }
 
     /// Advances the handshake and decrypts what was received, handing each piece of plaintext to
@@ -164,11 +164,7 @@ public final class TLSEngine {
     /// Hands the encrypted bytes waiting to be transmitted to `body` (valid only during the call)
     /// and forgets them. Does nothing when there are none.
     public func takeOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
-        var data: UnsafeMutablePointer<CChar>?
-        let count = pagesync_BIO_get_mem_data(writeBIO, &data)
-        guard count > 0, let data else { return }
-        body(UnsafeRawBufferPointer(start: data, count: count))
-        _ = pagesync_BIO_reset(writeBIO)
+        buffers.takeOutput(body)
     }
 
     /// Sends close_notify (into the output) and stops accepting plaintext. Idempotent.
@@ -184,7 +180,7 @@ public final class TLSEngine {
 
     private func encrypt(_ plaintext: UnsafeRawBufferPointer) {
         ERR_clear_error()
-        // A memory BIO never refuses bytes, so one SSL_write takes everything.
+        // The buffer BIO never refuses bytes, so one SSL_write takes everything.
         let written = SSL_write(ssl, plaintext.baseAddress, Int32(plaintext.count))
         if written <= 0 { _ = fail(.openSSL("TLS write failed")) }
     }
