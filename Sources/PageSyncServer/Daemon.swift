@@ -82,9 +82,22 @@ public enum Daemon {
     }
 }
 
+// Glibc's module does not export pthread_setname_np (a _GNU_SOURCE function); declared here.
+@_silgen_name("pthread_setname_np") private func setThreadName(_ thread: pthread_t, _ name: UnsafePointer<CChar>) -> Int32
+
 /// A plain thread for the event loop: libuv blocks in `uv_run`, which must not
 /// happen on the main actor or on a thread of Swift's cooperative pool.
+///
+/// It runs at the process's priority. On Linux the nice value belongs to each thread and a new
+/// thread inherits its creator's; a thread of Swift's pool is a libdispatch worker whose nice
+/// follows its QoS (0), not the process's (`nice -n`, systemd `Nice=`). So the loop thread
+/// takes the main thread's nice value when it starts. (A process without `CAP_SYS_NICE` or a
+/// high enough `RLIMIT_NICE` may not lower a thread's nice value: there the thread keeps its
+/// creator's.) It is named `pagesyncd-loop`, so `top -H` and `/proc/<pid>/task` show which
+/// thread does the work.
 public final class LoopThread: @unchecked Sendable {
+    /// The thread's name (at most 15 bytes: the kernel's limit).
+    public static let name = "pagesyncd-loop"
     private let body: @Sendable () -> Void
 
     /// A thread that will run `body` once started.
@@ -98,10 +111,25 @@ public final class LoopThread: @unchecked Sendable {
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { raw in
             let me = Unmanaged<LoopThread>.fromOpaque(raw!).takeRetainedValue()
+            _ = setThreadName(pthread_self(), LoopThread.name)
+            LoopThread.adoptProcessPriority()
             me.body()
             return nil
         }, context)
         precondition(result == 0, "pthread_create failed: \(result)")
         pthread_detach(thread)
+    }
+
+    /// Gives the calling thread the main thread's nice value (Linux: `who` 0 is the calling
+    /// thread, the process id is the main thread's id).
+    static func adoptProcessPriority() {
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let processNice = getpriority(which, id_t(getpid()))
+        guard errno == 0 else { return }
+        errno = 0
+        let own = getpriority(which, 0)
+        guard errno == 0, own != processNice else { return }
+        _ = setpriority(which, 0, processNice)
     }
 }

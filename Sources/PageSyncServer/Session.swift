@@ -15,6 +15,8 @@ final class Session {
     var control: Bool
     /// What waits to be written, and the connection's state.
     var outbox = Outbox()
+    /// How much of its room's ``FanoutLog`` this client has been offered.
+    var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
     /// Whether the session is in the coordinator's flush list.
     var flushQueued = false
     /// Whether the session is in the coordinator's list of input to resume.

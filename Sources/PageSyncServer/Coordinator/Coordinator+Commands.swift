@@ -75,8 +75,10 @@ extension Coordinator {
                         closesConnection: false))))
                     return
                 }
+                catchUp(session)
                 runtime.members[session.id] = nil
                 target.members[session.id] = session
+                enterFanout(session, target)
                 session.room = name
                 session.control = !target.room.policy.requiresToken
                 session.outbox.dropLatest()

@@ -39,6 +39,7 @@ extension Coordinator {
             room: runtime.room.name, control: !runtime.room.policy.requiresToken)
         sessions[id] = session
         runtime.members[id] = session
+        enterFanout(session, runtime)
         stage(session, .deferred(.hello(room: runtime.room.name, control: session.control, name: session.name)))
         connection.onWritesDrained = { self.writesDrained(id: id) }
         trackIdle(id)
@@ -159,6 +160,7 @@ extension Coordinator {
     /// Writes what is staged (once it is settled), then closes.
     func closeAfterFlush(_ session: Session) {
         guard session.outbox.state != .closed else { return }
+        catchUp(session)
         session.outbox.close()
         session.connection.stopReading()
         queueFlush(session)

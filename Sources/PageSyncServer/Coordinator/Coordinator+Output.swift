@@ -5,6 +5,7 @@ import UV
 extension Coordinator {
     /// Queues a reply; it leaves once the group it may reflect is settled.
     func stage(_ session: Session, _ item: OutboxItem) {
+        catchUp(session)
         session.outbox.stage(item, group: stagingGroup, backedUp: session.backedUp)
         queueFlush(session)
     }
@@ -25,30 +26,103 @@ extension Coordinator {
         stagingGroup = nextGroup
     }
 
-    /// A room's state changed: every member gets the new state line, encoded once. A member
-    /// whose output is backed up only has its slot replaced: it is flushed when libuv reports
-    /// that its writes drained, so a thousand stalled followers cost a thousand slot stores.
+    /// A room's state changed: its new state line, encoded once, joins the room's
+    /// ``FanoutLog``. No member is touched now: the fan-out pass (``fanOut()``) offers the
+    /// line to each member and writes it once the group is settled, or a member catches up
+    /// earlier, when anything else is staged for it.
     func roomChanged(_ runtime: RoomRuntime) {
         markChanged(runtime)
-        let line = SharedLine(Wire.event(runtime.snapshot))
-        let group = stagingGroup
-        for member in runtime.members.values {
-            let backedUp = member.backedUp
-            member.outbox.offer(line, group: group, backedUp: backedUp)
-            if !backedUp { queueFlush(member) }
+        publish(SharedLine(Wire.event(runtime.snapshot)), group: stagingGroup, in: runtime)
+    }
+
+    /// Adds `line` to the room's fan-out, waiting for `group`.
+    func publish(_ line: SharedLine, group: UInt64, in runtime: RoomRuntime) {
+        runtime.fanout.append(line, group: group)
+        if !runtime.fanoutQueued {
+            runtime.fanoutQueued = true
+            fanoutRooms.append(runtime)
         }
+    }
+
+    /// Offers `session` the lines of its room's fan-out it has not been offered yet, so a
+    /// reply staged now follows them.
+    func catchUp(_ session: Session) {
+        guard !fanoutRooms.isEmpty, let runtime = rooms[session.room], !runtime.fanout.isEmpty else { return }
+        offerUnseen(session, runtime, backedUp: session.backedUp)
+    }
+
+    /// Offers `session` what of `runtime`'s fan-out it has not had (the usual per-client
+    /// conflation applies) and moves its cursor to the end.
+    @inline(__always)
+    func offerUnseen(_ session: Session, _ runtime: RoomRuntime, backedUp: Bool) {
+        for (line, group) in runtime.fanout.unseen(from: session.fanoutCursor) {
+            session.outbox.offer(line, group: group, backedUp: backedUp)
+        }
+        session.fanoutCursor = runtime.fanout.end
+    }
+
+    /// The session moved to `runtime` (a new connection, or JOIN): it has seen its fan-out so far.
+    func enterFanout(_ session: Session, _ runtime: RoomRuntime) {
+        session.fanoutCursor = runtime.fanout.end
+    }
+
+    /// The fan-out pass (phase 3, before other output): for every room whose changes are
+    /// settled, each member in turn is offered the new lines and, when the newest state is all
+    /// it waits for, written at once (one write, nothing allocated); any other member goes
+    /// through the flush list. So the first follower is written before any work is done for
+    /// the second. Rooms whose group is not settled yet wait for a later turn.
+    func fanOut() {
+        guard !fanoutRooms.isEmpty else { return }
+        let settled = self.settled
+        var kept = 0
+        for index in fanoutRooms.indices {
+            let runtime = fanoutRooms[index]
+            guard runtime.fanout.isSettled(settled) else {
+                fanoutRooms[kept] = runtime
+                kept += 1
+                continue
+            }
+            for member in runtime.members.values {
+                let backedUp = member.backedUp
+                offerUnseen(member, runtime, backedUp: backedUp)
+                if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
+                    member.connection.write(line.bytes)
+                } else if !backedUp && !member.outbox.isEmpty {
+                    // A backed-up member is flushed when libuv says its writes drained.
+                    queueFlush(member)
+                }
+            }
+            runtime.fanout.reset()
+            runtime.fanoutQueued = false
+        }
+        fanoutRooms.removeLast(fanoutRooms.count - kept)
+    }
+
+    /// Offers every member of every room its unseen lines and empties the fan-out logs (a
+    /// group failed: what it changed is undone from the outboxes next).
+    func offerAllUnseen() {
+        for runtime in fanoutRooms {
+            for member in runtime.members.values {
+                offerUnseen(member, runtime, backedUp: member.backedUp)
+            }
+            runtime.fanout.reset()
+            runtime.fanoutQueued = false
+        }
+        fanoutRooms.removeAll(keepingCapacity: true)
     }
 
     /// Runs once per loop iteration, right before the loop waits for I/O (Redis's
     /// beforeSleep), in fixed phases:
     /// 1. paused input resumes, within each client's budget for the turn;
     /// 2. the turn's changes go to the state engine as one group;
-    /// 3. what is settled is written, one write per client.
+    /// 3. what is settled is written, one write per client: first the rooms' new states
+    ///    (``fanOut()``), then every other client's output.
     /// Writing never reads input again: a client whose input waits is resumed in phase 1 of
     /// the next turn, after other clients' I/O has been polled.
     func beforeSleep() {
         resumeInput()
         submitTurn()
+        fanOut()
         for session in deferredFlush { queueFlush(session) }
         deferredFlush.removeAll(keepingCapacity: true)
         flushAll()
@@ -97,7 +171,16 @@ extension Coordinator {
         guard session.outbox.state != .closed else { return }
         let connection = session.connection
         var written = 0
-        let started = ThreadCPUTime.now()
+        // The clock is a system call: it is read only once a large reply is being written
+        // in pieces, and the turn's time budget counts from there.
+        var started: Duration? = session.outbox.isStreaming ? ThreadCPUTime.now() : nil
+        func withinTime() -> Bool {
+            guard let since = started else {
+                started = ThreadCPUTime.now()
+                return true
+            }
+            return ThreadCPUTime.now() - since < TurnBudget.time
+        }
         repeat {
             let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
             switch chunks.count {
@@ -108,7 +191,7 @@ extension Coordinator {
             for chunk in chunks { written += chunk.count }
             // A large reply goes on while the socket takes it, up to the turn's budget.
         } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
-            && ThreadCPUTime.now() - started < TurnBudget.time
+            && withinTime()
         if session.outbox.isStreaming && !session.backedUp {
             // Budget spent: the rest goes in the next turn, after other clients' I/O.
             deferredFlush.append(session)
@@ -183,6 +266,7 @@ extension Coordinator {
     /// them, requesters get `ERR 507`, followers never see them. Rooms changed in the turn
     /// now forming are undone too: they were made on top of what failed.
     private func fail(after: UInt64, reason: String) {
+        offerAllUnseen()
         var undone: [RoomRuntime] = []
         for group in pendingGroups.reversed() where group.id > after {
             for change in group.changes.reversed() {

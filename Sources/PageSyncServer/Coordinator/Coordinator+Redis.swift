@@ -96,12 +96,8 @@ extension Coordinator {
         runtime.room.restore(localState(saved, runtime))
         runtime.saved = runtime.room.state
         runtime.submitted = runtime.room.state
-        let line = SharedLine(Wire.event(runtime.snapshot))
-        for member in runtime.members.values {
-            let backedUp = member.backedUp
-            member.outbox.offer(line, group: 0, backedUp: backedUp)
-            if !backedUp { queueFlush(member) }
-        }
+        // Group 0 is always settled: the fan-out pass of this turn writes it.
+        publish(SharedLine(Wire.event(runtime.snapshot)), group: 0, in: runtime)
     }
 
     // MARK: - Presence

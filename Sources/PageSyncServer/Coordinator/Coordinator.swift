@@ -13,9 +13,10 @@ import UV
 ///
 /// One change, from socket to every screen: bytes → ``Session/framer`` → line →
 /// `CommandParser` → `Room.navigate` → the room's new state, and a `PAGE` line encoded once
-/// → each member's ``Outbox`` (waiting for the turn's group) → at ``beforeSleep()`` the turn's
-/// changed rooms go to the ``StateEngine`` as one group → once the engine says the group is
-/// settled, each outbox releases the `OK` and the `PAGE` → one write per client.
+/// into the room's ``FanoutLog`` (the requester's `OK` into its ``Outbox``, waiting for the
+/// turn's group) → at ``beforeSleep()`` the turn's changed rooms go to the ``StateEngine`` as
+/// one group → once the engine says the group is settled, the fan-out pass writes the `PAGE`
+/// to each member in turn, one write each, and the outboxes release the rest.
 public actor Coordinator {
     nonisolated let loop: EventLoop
     /// The loop's executor: every job of this actor runs on the loop thread.
@@ -51,6 +52,8 @@ public actor Coordinator {
     var waiting: [Int: Session] = [:]
     /// Sessions that handled commands in this turn (their budgets are reset after it).
     var turnUsers: [Session] = []
+    /// Rooms whose ``FanoutLog`` holds lines not every member was offered.
+    var fanoutRooms: [RoomRuntime] = []
 
     // Group commit (see Coordinator+Output.swift).
     /// The number the group now forming will have.

@@ -15,6 +15,10 @@ final class RoomRuntime {
     var submitted: RoomState
     /// Whether the room changed in the loop turn now forming a group.
     var changedThisTurn = false
+    /// State lines not yet offered to every member (see ``FanoutLog``).
+    var fanout = FanoutLog()
+    /// Whether the room is in the coordinator's list of rooms with a fan-out to do.
+    var fanoutQueued = false
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room

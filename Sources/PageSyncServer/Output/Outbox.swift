@@ -201,6 +201,15 @@ struct Outbox {
         return out
     }
 
+    /// The fan-out's fast path: takes the slot's line when it is all that waits and may
+    /// leave now (its group settled, the client open and not backed up); otherwise nil and
+    /// nothing changes, and ``take(settled:backedUp:render:)`` decides. Allocates nothing.
+    mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> SharedLine? {
+        guard state == .open, !backedUp, items.isEmpty, let slot = latest, slot.group <= settled else { return nil }
+        latest = nil
+        return slot.line
+    }
+
     /// Whether a large reply is partly sent: more of it can be taken now.
     var isStreaming: Bool {
         if case .text? = items.first?.item { return true }

@@ -62,14 +62,16 @@ final class Workspace: @unchecked Sendable {
     /// Starts `pagesyncd` with `documents` (file names in this workspace, in order) and `arguments`.
     /// With `addDefaults` it listens on an ephemeral port with `--state-dir <root>/state` unless
     /// `arguments` say otherwise; without, the arguments are passed as they are (config-file tests).
+    /// `niceness`: run it under `nice -n <niceness>` (the process's nice value).
     func startDaemon(documents: [String] = [], arguments: [String] = [], addDefaults: Bool = true,
-                     environment: [String: String] = [:]) async throws -> Daemon {
+                     environment: [String: String] = [:], niceness: Int? = nil) async throws -> Daemon {
         var args = documents.map { url($0).path }
         if addDefaults && !arguments.contains("--listen") { args += ["--listen", "127.0.0.1:0"] }
         if addDefaults && !arguments.contains("--state-dir") { args += ["--state-dir", stateDir.path] }
         args += arguments
         let index = daemons.withLock { $0.count }
-        let daemon = try Daemon(arguments: args, log: root.appendingPathComponent("pagesyncd-\(index).log"), environment: environment)
+        let daemon = try Daemon(arguments: args, log: root.appendingPathComponent("pagesyncd-\(index).log"), environment: environment,
+                                niceness: niceness)
         daemons.withLock { $0.append(daemon) }
         try await daemon.waitUntilListening()
         return daemon
@@ -123,13 +125,17 @@ final class Daemon: @unchecked Sendable {
     private let exitExpected = Atomic<Bool>(false)
     private let connections = Atomic<Int>(0)
 
-    fileprivate init(arguments: [String], log: URL, environment: [String: String] = [:]) throws {
+    fileprivate init(arguments: [String], log: URL, environment: [String: String] = [:], niceness: Int? = nil) throws {
         self.arguments = arguments
         self.log = log
         let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard logFD >= 0 else { throw HarnessError("open \(log.path): \(String(cString: strerror(errno)))") }
         defer { Glibc.close(logFD) }
-        process = try ChildProcess(executable: try Binaries.pagesyncd(), arguments: arguments, outputFD: logFD, environment: environment)
+        let binary = try Binaries.pagesyncd()
+        // nice(1) execs the daemon in place: the pid is the daemon's.
+        process = try ChildProcess(executable: niceness == nil ? binary : "/usr/bin/nice",
+                                   arguments: niceness.map { ["-n", "\($0)", binary] + arguments } ?? arguments,
+                                   outputFD: logFD, environment: environment)
         pid = process.pid
     }
 
