@@ -141,14 +141,8 @@ struct SystemdDaemonTests {
         let activatedPort = try SystemdE2E.freePort()
         // --listen names a different port: a greeting on activatedPort proves the passed fd is used.
         let configuredPort = try SystemdE2E.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activate)
-        process.arguments = ["-l", "127.0.0.1:\(activatedPort)", "--fdname=pagesync",
-                             binary, "--listen", "127.0.0.1:\(configuredPort)", "--state-dir", state.path, document.path]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try SystemdE2E.socketActivate(activate, ["-l", "127.0.0.1:\(activatedPort)", "--fdname=pagesync",
+                             binary, "--listen", "127.0.0.1:\(configuredPort)", "--state-dir", state.path, document.path])
         // systemd-socket-activate execs the daemon in place on the first connection: same pid.
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
 
@@ -189,16 +183,10 @@ struct SystemdDaemonTests {
         let tlsPort = try SystemdE2E.freePort()
         let configuredPlain = try SystemdE2E.freePort()
         let configuredTLS = try SystemdE2E.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activate)
-        process.arguments = ["-l", "127.0.0.1:\(plainPort)", "-l", "127.0.0.1:\(tlsPort)", "--fdname=pagesync:pagesync-tls",
+        let process = try SystemdE2E.socketActivate(activate, ["-l", "127.0.0.1:\(plainPort)", "-l", "127.0.0.1:\(tlsPort)", "--fdname=pagesync:pagesync-tls",
                              binary, "--listen", "127.0.0.1:\(configuredPlain)", "--tls-listen", "127.0.0.1:\(configuredTLS)",
                              "--tls-cert", certs.certificateFile, "--tls-key", certs.keyFile,
-                             "--state-dir", state.path, document.path]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+                             "--state-dir", state.path, document.path])
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
 
         // The first connection (plaintext) starts the daemon with both sockets.

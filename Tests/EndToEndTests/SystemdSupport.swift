@@ -10,17 +10,29 @@ enum SystemdE2E {
     static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The built executable `name`: $PAGESYNCD (for pagesyncd), else next to the test bundle,
-    /// else .build/debug. Nil when not built.
+    /// The built executable `name`: $PAGESYNCD (for pagesyncd), else in ``Binaries/directory``
+    /// ($PAGESYNC_BIN_DIR, else next to the test bundle), else .build/debug. Nil when not built.
     static func binary(_ name: String) -> String? {
         var candidates: [String] = []
         if name == "pagesyncd", let override = ProcessInfo.processInfo.environment["PAGESYNCD"] {
             candidates.append(override)
         }
-        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        candidates.append(bundleDirectory.appendingPathComponent(name).path)
+        candidates.append(Binaries.directory.appendingPathComponent(name).path)
         candidates.append(packageRoot.appendingPathComponent(".build/debug/\(name)").path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts `systemd-socket-activate` (the binary at `activate`) with `arguments`, its standard
+    /// input and output discarded. The caller kills it.
+    static func socketActivate(_ activate: String, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activate)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
     }
 
     /// `which`: the absolute path of a command in PATH, or nil.
