@@ -15,6 +15,10 @@ final class LineClient: @unchecked Sendable {
     let label: String
     private let fd: Int32
     private let queue: DispatchQueue
+    // The received bytes and the read position, guarded by `bufferLock`: a line can be taken on
+    // the test's task (already buffered) or on the client's queue (after a recv), and both must
+    // see the other's last change (ThreadSanitizer cannot see the order a continuation gives).
+    private let bufferLock = NSLock()
     private var buffer: [UInt8] = []
     private var readIndex = 0
     private var scanIndex = 0
@@ -167,8 +171,8 @@ final class LineClient: @unchecked Sendable {
             while true {
                 if let line = self.takeBufferedLine() { return line }
                 guard try self.receiveChunk(flags: 0) else {
-                    if self.readIndex < self.buffer.count {
-                        let rest = String(decoding: self.buffer[self.readIndex...], as: UTF8.self)
+                    let rest = self.bufferLock.withLock { String(decoding: self.buffer[self.readIndex...], as: UTF8.self) }
+                    if !rest.isEmpty {
                         throw HarnessError("\(self.label): connection closed in the middle of a line: \(rest.debugDescription)")
                     }
                     return nil
@@ -184,7 +188,7 @@ final class LineClient: @unchecked Sendable {
             var chunk = [UInt8](repeating: 0, count: count)
             let n = chunk.withUnsafeMutableBytes { recv(self.fd, $0.baseAddress, count, 0) }
             guard n > 0 else { throw HarnessError("\(self.label): nothing to trickle (\(n))") }
-            self.buffer.append(contentsOf: chunk[0..<n])
+            self.bufferLock.withLock { self.buffer.append(contentsOf: chunk[0..<n]) }
             return n
         }
     }
@@ -269,7 +273,7 @@ final class LineClient: @unchecked Sendable {
     /// Whether a byte arrives within `window`. Used only to tell "nothing more came" after an order
     /// based check (like `sync`) already established what must have come.
     func hasData(within window: Duration) async throws -> Bool {
-        if readIndex < buffer.count { return true }
+        if bufferedByteCount > 0 { return true }
         let milliseconds = Int32(window.components.seconds * 1000 + window.components.attoseconds / 1_000_000_000_000_000)
         return try await onQueue {
             var pfd = pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)
@@ -288,7 +292,7 @@ final class LineClient: @unchecked Sendable {
     }
 
     /// Bytes received but not yet returned as lines.
-    var bufferedByteCount: Int { buffer.count - readIndex }
+    var bufferedByteCount: Int { bufferLock.withLock { buffer.count - readIndex } }
 
     /// Half-closes: the server sees EOF, and can still answer.
     func shutdownWrite() {
@@ -316,7 +320,7 @@ final class LineClient: @unchecked Sendable {
     // MARK: Internals
 
     private var recentHistory: String {
-        history.suffix(20).map { "  " + $0.debugDescription }.joined(separator: "\n")
+        bufferLock.withLock { history.suffix(20) }.map { "  " + $0.debugDescription }.joined(separator: "\n")
     }
 
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
@@ -347,7 +351,7 @@ final class LineClient: @unchecked Sendable {
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) }
             if n > 0 {
-                buffer.append(contentsOf: chunk[0..<n])
+                bufferLock.withLock { buffer.append(contentsOf: chunk[0..<n]) }
                 return true
             }
             if n == 0 { return false }
@@ -358,7 +362,7 @@ final class LineClient: @unchecked Sendable {
                 return false
             case EAGAIN, EWOULDBLOCK:
                 if flags & Int32(MSG_DONTWAIT) != 0 { return true }
-                throw HarnessError("\(label): no complete line within \(stepTimeoutSeconds) s; received so far:\n\(recentHistory)\n  partial: \(String(decoding: buffer[readIndex...], as: UTF8.self).debugDescription)")
+                throw HarnessError("\(label): no complete line within \(stepTimeoutSeconds) s; received so far:\n\(recentHistory)\n  partial: \(bufferLock.withLock { String(decoding: buffer[readIndex...], as: UTF8.self) }.debugDescription)")
             default:
                 throw HarnessError("\(label): recv: \(String(cString: strerror(errno)))")
             }
@@ -366,6 +370,8 @@ final class LineClient: @unchecked Sendable {
     }
 
     private func takeBufferedLine() -> String? {
+        bufferLock.lock()
+        defer { bufferLock.unlock() }
         guard let lf = buffer[scanIndex...].firstIndex(of: 0x0A) else {
             scanIndex = buffer.count
             return nil
