@@ -20,4 +20,19 @@ import Testing
         withExtendedLifetime(x) {}
         #expect(spins > 0 && ThreadCPUTime.now() - start >= .milliseconds(5))
     }
+
+    @Test func aLazyStopwatchCountsOnlyOnceStarted() {
+        var watch = LazyCPUStopwatch()
+        #expect(!watch.isRunning)
+        #expect(watch.elapsed() == .zero, "not started: nothing counted")
+        #expect(watch.lap() == .zero, "the first lap starts it")
+        #expect(watch.isRunning)
+        var x: UInt64 = 1
+        let start = ThreadCPUTime.now()
+        while ThreadCPUTime.now() - start < .milliseconds(2) { x = x &* 6_364_136_223_846_793_005 &+ 1 }
+        withExtendedLifetime(x) {}
+        #expect(watch.elapsed() >= .milliseconds(2))
+        watch.start()
+        #expect(watch.lap() >= .milliseconds(2), "start() on a running watch keeps its start")
+    }
 }

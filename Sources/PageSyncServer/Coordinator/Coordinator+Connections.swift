@@ -87,9 +87,9 @@ extension Coordinator {
         // is first read when a second command comes in this call: the common turn of one command
         // reads no clock, and the first command of a call goes uncharged (the command count of
         // TurnBudget still bounds a client that sends one command per read).
-        var started: Duration?
+        var watch = LazyCPUStopwatch()
         var handledHere = 0
-        defer { if let started { session.timeThisTurn = usedBefore + (ThreadCPUTime.now() - started) } }
+        defer { session.timeThisTurn = usedBefore + watch.elapsed() }
         while session.outbox.state == .open {
             if session.outbox.mustPause(queued: session.connection.writeQueueSize, highWater: config.outputHighWater) {
                 // Resumed from the write-completion callback once output drains.
@@ -97,8 +97,8 @@ extension Coordinator {
                 return
             }
             // The clock is a system call: read it every 4 commands (a command costs microseconds).
-            if session.commandsThisTurn % 4 == 0 && session.commandsThisTurn > 0, let started {
-                used = usedBefore + (ThreadCPUTime.now() - started)
+            if session.commandsThisTurn % 4 == 0 && session.commandsThisTurn > 0 {
+                used = usedBefore + watch.elapsed()
             }
             if TurnBudget.spent(commands: session.commandsThisTurn, stagedBytes: session.outbox.stagedBytes, time: used) {
                 // Other clients' I/O is polled before this one goes on.
@@ -107,7 +107,7 @@ extension Coordinator {
                 return
             }
             guard let frame = session.framer.next() else { break }
-            if handledHere == 1 { started = ThreadCPUTime.now() }
+            if handledHere == 1 { watch.start() }
             handledHere += 1
             session.commandsThisTurn += 1
             if session.commandsThisTurn == 1 { turnUsers.append(session) }

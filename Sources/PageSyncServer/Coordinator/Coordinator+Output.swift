@@ -37,11 +37,9 @@ extension Coordinator {
 
     /// Adds `line` to the room's fan-out, waiting for `group`.
     func publish(_ line: SharedLine, group: UInt64, in runtime: RoomRuntime) {
+        // A room is in the fan-out list exactly while its log is not empty.
+        if runtime.fanout.isEmpty { fanoutRooms.append(runtime) }
         runtime.fanout.append(line, group: group)
-        if !runtime.fanoutQueued {
-            runtime.fanoutQueued = true
-            fanoutRooms.append(runtime)
-        }
     }
 
     /// Offers `session` the lines of its room's fan-out it has not been offered yet, so a
@@ -93,7 +91,6 @@ extension Coordinator {
                 }
             }
             runtime.fanout.reset()
-            runtime.fanoutQueued = false
         }
         fanoutRooms.removeLast(fanoutRooms.count - kept)
     }
@@ -106,7 +103,6 @@ extension Coordinator {
                 offerUnseen(member, runtime, backedUp: member.backedUp)
             }
             runtime.fanout.reset()
-            runtime.fanoutQueued = false
         }
         fanoutRooms.removeAll(keepingCapacity: true)
     }
@@ -173,14 +169,8 @@ extension Coordinator {
         var written = 0
         // The clock is a system call: it is read only once a large reply is being written
         // in pieces, and the turn's time budget counts from there.
-        var started: Duration? = session.outbox.isStreaming ? ThreadCPUTime.now() : nil
-        func withinTime() -> Bool {
-            guard let since = started else {
-                started = ThreadCPUTime.now()
-                return true
-            }
-            return ThreadCPUTime.now() - since < TurnBudget.time
-        }
+        var watch = LazyCPUStopwatch()
+        if session.outbox.isStreaming { watch.start() }
         repeat {
             let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
             switch chunks.count {
@@ -191,7 +181,7 @@ extension Coordinator {
             for chunk in chunks { written += chunk.count }
             // A large reply goes on while the socket takes it, up to the turn's budget.
         } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
-            && withinTime()
+            && watch.lap() < TurnBudget.time
         if session.outbox.isStreaming && !session.backedUp {
             // Budget spent: the rest goes in the next turn, after other clients' I/O.
             deferredFlush.append(session)

@@ -15,10 +15,9 @@ final class RoomRuntime {
     var submitted: RoomState
     /// Whether the room changed in the loop turn now forming a group.
     var changedThisTurn = false
-    /// State lines not yet offered to every member (see ``FanoutLog``).
+    /// State lines not yet offered to every member (see ``FanoutLog``). The room is in the
+    /// coordinator's `fanoutRooms` exactly while this is not empty.
     var fanout = FanoutLog()
-    /// Whether the room is in the coordinator's list of rooms with a fan-out to do.
-    var fanoutQueued = false
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room

@@ -18,3 +18,28 @@ enum ThreadCPUTime {
         return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))
     }
 }
+
+/// A stopwatch on ``ThreadCPUTime`` that reads the clock (a system call) only once started:
+/// work before ``start()`` goes uncounted, and a watch never started costs no clock read.
+struct LazyCPUStopwatch {
+    private var started: Duration?
+
+    /// Whether the watch has been started.
+    var isRunning: Bool { started != nil }
+
+    /// Starts the watch unless it runs already.
+    mutating func start() {
+        if started == nil { started = ThreadCPUTime.now() }
+    }
+
+    /// CPU time since ``start()``; zero, without reading the clock, while not started.
+    func elapsed() -> Duration {
+        started.map { ThreadCPUTime.now() - $0 } ?? .zero
+    }
+
+    /// Starts the watch and returns zero if it was not running; else the CPU time since it started.
+    mutating func lap() -> Duration {
+        guard isRunning else { start(); return .zero }
+        return elapsed()
+    }
+}
