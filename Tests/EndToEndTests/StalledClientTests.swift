@@ -108,9 +108,11 @@ struct StalledClientTests {
             let (fast, _) = try await daemon.join(label: "fast")
             var version = hello.version ?? 0
 
-            /// Change→event latency at the fast follower, closed loop, in microseconds.
-            func measure(_ rounds: Int) async throws -> [Int] {
+            /// Change→event latency at the fast follower, closed loop, in microseconds, and the
+            /// daemon's CPU time per change in microseconds.
+            func measure(_ rounds: Int) async throws -> (latencies: [Int], cpuPerChange: Int) {
                 var samples: [Int] = []
+                let cpuBefore = try daemon.cpuTime()
                 for _ in 0..<rounds {
                     let start = ContinuousClock.now
                     try await driver.send("NEXT")
@@ -124,21 +126,27 @@ struct StalledClientTests {
                     _ = try await driver.readServerLine()  // OK
                     _ = try await driver.readServerLine()  // PAGE
                 }
-                return samples.sorted()
+                let cpu = try daemon.cpuTime() - cpuBefore
+                return (samples.sorted(), Int(cpu / .microseconds(1)) / rounds)
             }
-            let alone = try await measure(100)
+            let (alone, cpuAlone) = try await measure(100)
             var stalled: [LineClient] = []
             for i in 0..<1_000 { stalled.append(try await daemon.connect(label: "stalled-\(i)", receiveBufferSize: 4096)) }
             // Fill the stalled followers' buffers first, then measure.
             version = try await Self.drive(driver, changes: 2_000, from: version)
             _ = try await Self.catchUp(fast, to: version)
-            let crowded = try await measure(100)
+            let (crowded, cpuCrowded) = try await measure(100)
             let p90Alone = alone[alone.count * 90 / 100], p90Crowded = crowded[crowded.count * 90 / 100]
-            let p50Alone = alone[alone.count / 2], p50Crowded = crowded[crowded.count / 2]
-            // A guard against stalls, not a benchmark: writing to 1,000 backed-up sockets is skipped,
-            // so the fast follower's latency stays in the same range. p90, not p99: in the parallel
-            // suite one preempted round of 100 (170 ms once, at 7bc7a0d+1) decides a p99.
-            #expect(p50Crowded < p50Alone * 10 + 2_000, "p50 \(p50Alone) µs alone, \(p50Crowded) µs beside 1,000 stalled")
+            // Guards against stalls, not a benchmark. A stalled member costs the fan-out pass only
+            // its latest-state slot, so the daemon's CPU time per change stays in the same range
+            // (measured: 81–161 µs alone, 239–667 µs beside 1,000 stalled, the higher figures in
+            // the parallel suite); a write attempt or a render per stalled member would add over
+            // 1 ms. CPU time, because wall-clock latency in the parallel suite also measures the
+            // other tests: a p50 bound of 10× + 2 ms failed once at 9.2 ms beside the Redis suite.
+            #expect(cpuCrowded < cpuAlone * 5 + 1_000, "daemon CPU per change: \(cpuAlone) µs alone, \(cpuCrowded) µs beside 1,000 stalled")
+            // And the fast follower's latency is not held back by a timer or a stalled peer. p90,
+            // not p99: in the parallel suite one preempted round of 100 (170 ms once, at
+            // 7bc7a0d+1) decides a p99.
             #expect(p90Crowded < p90Alone * 10 + 20_000, "p90 \(p90Alone) µs alone, \(p90Crowded) µs beside 1,000 stalled")
             #expect(daemon.isRunning && stalled.count == 1_000)
         }

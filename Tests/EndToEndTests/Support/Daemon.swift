@@ -201,6 +201,20 @@ final class Daemon: @unchecked Sendable {
         return kib
     }
 
+    /// CPU time the daemon's threads have used so far, from each `/proc/<pid>/task/<tid>/schedstat`
+    /// (nanoseconds on the CPU, its first field). Unlike wall-clock latency, this does not grow
+    /// when the machine is busy with other tests, so a guard on it does not flake under load.
+    func cpuTime() throws -> Duration {
+        var nanoseconds: Int64 = 0
+        for tid in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            // A thread may end between the listing and the read.
+            guard let stat = try? readProcFile("/proc/\(pid)/task/\(tid)/schedstat"),
+                  let field = stat.split(separator: " ").first, let value = Int64(field) else { continue }
+            nanoseconds += value
+        }
+        return .nanoseconds(nanoseconds)
+    }
+
     /// Sends `signal` to the daemon. SIGTERM, SIGINT and SIGKILL mark its exit as expected.
     func send(signal: Int32) {
         if [SIGTERM, SIGINT, SIGKILL].contains(signal) { exitExpected.store(true, ordering: .relaxed) }
