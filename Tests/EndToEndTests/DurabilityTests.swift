@@ -173,7 +173,7 @@ struct DurabilityTests {
         try await withWorkspace { workspace in
             try workspace.write("notes.txt", Documents.formFeed(pages: 8))
             let daemon = try await workspace.startDaemon(documents: ["notes.txt"], arguments: ["--wrap"])
-            let changes = 1_000_000
+            let changes = Daemon.volume(1_000_000)
             let script = "yes next | head -n \(changes) | nc -N 127.0.0.1 \(daemon.port) > /dev/null"
             let result = try await runProcess("/bin/sh", ["-c", script], timeout: .seconds(150))
             #expect(result.status == 0, "\(result.output)")

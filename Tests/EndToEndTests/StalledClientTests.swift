@@ -62,7 +62,7 @@ struct StalledClientTests {
             }
             let (driver, hello) = try await daemon.join(label: "driver")
             let baseline = try daemon.rssKiB()
-            let last = try await Self.drive(driver, changes: 100_000, from: hello.version ?? 0)
+            let last = try await Self.drive(driver, changes: Daemon.volume(100_000), from: hello.version ?? 0)
             let grown = try daemon.rssKiB() - baseline
             if Daemon.rssBudgetsApply { #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB") }
             var times: [Duration] = []

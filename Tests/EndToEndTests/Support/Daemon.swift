@@ -191,6 +191,15 @@ final class Daemon: @unchecked Sendable {
     /// are not checked there. The rest of each test still runs.
     static let rssBudgetsApply = (ProcessInfo.processInfo.environment["PAGESYNC_SANITIZER"] ?? "").isEmpty
 
+    /// `count` in a normal run, a tenth of it under a sanitizer. For the few tests whose point
+    /// includes sheer volume (10^5 and 10^6 changes): ASan and TSan make the daemon 5–15 times
+    /// slower, and at full volume those tests ran into their time limits (the first whole TSan
+    /// run). A tenth still crosses every threshold they test (journal compaction at 1 MiB,
+    /// conflation beyond a full socket buffer), so the sanitizer still sees those paths.
+    static func volume(_ count: Int) -> Int {
+        rssBudgetsApply ? count : count / 10
+    }
+
     /// The resident set size from `/proc/<pid>/status` (VmRSS), in KiB.
     func rssKiB() throws -> Int {
         let status = try readProcFile("/proc/\(pid)/status")
