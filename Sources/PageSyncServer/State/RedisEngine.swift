@@ -9,7 +9,9 @@ import UV
 ///   starts anyway: rooms are served from a fresh local state, changes are `.unavailable`
 ///   (ERR 503), and once Redis answers each room is reconciled by ``LateLoad``'s rules.
 ///   An error *reply* at start (AUTH or SELECT refused, a key that is not a room) still
-///   stops the daemon: that is a configuration mistake, not an outage.
+///   stops the daemon: that is a configuration mistake, not an outage. When the start-up
+///   reads succeed, the loop's own connections are made next; a navigation asked before they
+///   are up waits for them (at most their 3 s connect limit) rather than get ERR 503.
 /// - Changes: one Lua script per navigation (``RedisScripts/navigate``) on the command
 ///   connection; the script publishes the new state, and one subscriber connection
 ///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
@@ -48,6 +50,13 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     /// Whether the connections have been up once; groups submitted before that wait for them.
     private var everAvailable = false
     private var heldGroups: [(group: UInt64, rooms: [SavedRoom])] = []
+    /// Navigations asked for while the first connections are being made (Redis answered the
+    /// start-up reads, so it is not down): they wait for those connections, at most the 3 s
+    /// connect limit, instead of getting ERR 503 from a daemon that has just started. Each is
+    /// asked again once the connections are up or have failed.
+    private var waitingForFirstConnection: [() -> Void] = []
+    /// At most this many navigations wait (a flood gets ERR 503, as in an outage).
+    static let maxWaitingForFirstConnection = 4096
     /// The rooms are read again once this group (created at start) is settled.
     private var resyncAfterGroup: UInt64?
     /// Redis was unreachable at start: the first connection reconciles rooms (``LateLoad``).
@@ -146,6 +155,15 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         stopped = true
         retryTimer?.close()
         retryTimer = nil
+        askWaitingNavigationsAgain()
+    }
+
+    /// The first connections are up or have failed: each waiting navigation is asked again,
+    /// in the order it came (so after the rooms created at start, which were sent first).
+    private func askWaitingNavigationsAgain() {
+        let waiting = waitingForFirstConnection
+        waitingForFirstConnection.removeAll()
+        for navigation in waiting { navigation() }
     }
 
     // MARK: - Connections
@@ -232,10 +250,12 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             if let last = held.last {
                 resyncAfterGroup = last.group
                 for g in held { submit(group: g.group, rooms: g.rooms) }
+                askWaitingNavigationsAgain()
                 return
             }
         }
         resync()
+        askWaitingNavigationsAgain()
     }
 
     private func connectionLost(_ reason: String) {
@@ -261,6 +281,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             startedOffline = true
             onEvent?(.failed(after: first.group - 1, reason: "state engine unavailable"))
         }
+        askWaitingNavigationsAgain()  // now an outage: each gets ERR 503
         armRetry(afterMs: backoffMs, reconnecting: true)
         backoffMs = min(backoffMs * 2, 5000)
     }
@@ -387,6 +408,14 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
                   pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void) {
         guard isAvailable else {
+            if !everAvailable && outageSince == nil && !stopped
+                && waitingForFirstConnection.count < Self.maxWaitingForFirstConnection {
+                waitingForFirstConnection.append { [unowned self] in
+                    self.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: by,
+                                  pageCount: pageCount, wraps: wraps, completion: completion)
+                }
+                return
+            }
             completion(.unavailable)
             return
         }
