@@ -33,7 +33,7 @@ struct BackpressureTests {
                 }
                 peak = max(peak, try daemon.rssKiB())
             }
-            if Daemon.rssBudgetsApply { #expect(peak - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(peak) KiB") }
+            if Daemon.resourceBudgetsApply { #expect(peak - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(peak) KiB") }
 
             // Now the slow client reads: a bounded amount, ending with the newest state.
             var received: [ServerLine] = []
@@ -105,7 +105,7 @@ struct BackpressureTests {
             let sent = try await flooder.sendUntilStalled(payload)
             let stalledRSS = try daemon.rssKiB()
             #expect(sent < payload.count, "the daemon read all \(payload.count) bytes from a client that never reads: no backpressure")
-            if Daemon.rssBudgetsApply { #expect(stalledRSS - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(stalledRSS) KiB") }
+            if Daemon.resourceBudgetsApply { #expect(stalledRSS - baseline < Self.rssBudgetKiB, "RSS grew from \(baseline) KiB to \(stalledRSS) KiB") }
             // Others are served while the flooder is throttled.
             #expect(try await bystander.command("PING still-here").header.raw == "OK PONG still-here")
 

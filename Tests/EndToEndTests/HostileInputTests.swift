@@ -122,7 +122,7 @@ struct HostileInputTests {
             #expect(next.raw == "OK page=2 pages=3 version=1", "the line after the long one is read normally")
             #expect(try await client.sync().map { ServerLine($0).kind } == ["PAGE"])
             let growthKiB = try daemon.rssKiB() - baseline
-            if Daemon.rssBudgetsApply { #expect(growthKiB < 16 * 1024, "RSS grew by \(growthKiB) KiB for one \(length)-byte line") }
+            if Daemon.resourceBudgetsApply { #expect(growthKiB < 16 * 1024, "RSS grew by \(growthKiB) KiB for one \(length)-byte line") }
             #expect(try await bystander.sync().count == 1, "the bystander sees only the NEXT")
         }
     }

@@ -46,7 +46,7 @@ struct PagerReaderTests {
                 let rss = try memoryKiB(pid)
                 let peak = try memoryKiB(pid, "VmHWM")
                 // (Not under a sanitizer: its shadow memory counts in RSS.)
-                if Daemon.rssBudgetsApply { #expect(rss < 64 * 1024, "pager VmRSS \(rss) KiB (peak \(peak) KiB)") }
+                if Daemon.resourceBudgetsApply { #expect(rss < 64 * 1024, "pager VmRSS \(rss) KiB (peak \(peak) KiB)") }
                 print("100 MB page: pager VmRSS \(rss) KiB, VmHWM \(peak) KiB")
 
                 // Up from the end reads back through the pieces the index knows.
@@ -56,7 +56,7 @@ struct PagerReaderTests {
                 try await tmux.waitFor("t", "the first line again") {
                     $0.contains("line 1 of a page") && $0.contains("lines 1-23/\(lines)")
                 }
-                if Daemon.rssBudgetsApply { #expect(try memoryKiB(pid) < 64 * 1024) }
+                if Daemon.resourceBudgetsApply { #expect(try memoryKiB(pid) < 64 * 1024) }
             }
         }
     }

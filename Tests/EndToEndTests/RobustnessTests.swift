@@ -46,7 +46,7 @@ struct RobustnessTests {
             flooder.abort()
             #expect(try await eventually { try await other.ok("STATUS").int("clients") == 1 })
             #expect(try await other.command("PING alive").header.raw == "OK PONG alive")
-            if Daemon.rssBudgetsApply { #expect(try daemon.rssKiB() - baseline < 16 * 1024) }
+            if Daemon.resourceBudgetsApply { #expect(try daemon.rssKiB() - baseline < 16 * 1024) }
         }
     }
 

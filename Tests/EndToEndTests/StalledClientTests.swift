@@ -64,7 +64,7 @@ struct StalledClientTests {
             let baseline = try daemon.rssKiB()
             let last = try await Self.drive(driver, changes: Daemon.volume(100_000), from: hello.version ?? 0)
             let grown = try daemon.rssKiB() - baseline
-            if Daemon.rssBudgetsApply { #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB") }
+            if Daemon.resourceBudgetsApply { #expect(grown < 32 * 1024, "RSS grew by \(grown) KiB") }
             var times: [Duration] = []
             for client in stalled {
                 let (lines, elapsed) = try await Self.catchUp(client, to: last)
@@ -93,7 +93,7 @@ struct StalledClientTests {
                 #expect(try await bystander.command("PING \(second)").header.raw == "OK PONG \(second)")
                 try await Task.sleep(for: .seconds(1))
             }
-            if Daemon.rssBudgetsApply { #expect(try daemon.rssKiB() - baseline < 16 * 1024) }
+            if Daemon.resourceBudgetsApply { #expect(try daemon.rssKiB() - baseline < 16 * 1024) }
             // It is still connected and, reading at full speed now, reaches the newest state.
             let (lines, _) = try await Self.catchUp(slowFD, to: version)
             #expect(lines < 2_000, "\(lines) lines for 6,000 changes")
@@ -143,7 +143,9 @@ struct StalledClientTests {
             // the parallel suite); a write attempt or a render per stalled member would add over
             // 1 ms. CPU time, because wall-clock latency in the parallel suite also measures the
             // other tests: a p50 bound of 10× + 2 ms failed once at 9.2 ms beside the Redis suite.
-            #expect(cpuCrowded < cpuAlone * 5 + 1_000, "daemon CPU per change: \(cpuAlone) µs alone, \(cpuCrowded) µs beside 1,000 stalled")
+            if Daemon.resourceBudgetsApply {
+                #expect(cpuCrowded < cpuAlone * 5 + 1_000, "daemon CPU per change: \(cpuAlone) µs alone, \(cpuCrowded) µs beside 1,000 stalled")
+            }
             // And the fast follower's latency is not held back by a timer or a stalled peer. p90,
             // not p99: in the parallel suite one preempted round of 100 (170 ms once, at
             // 7bc7a0d+1) decides a p99.
