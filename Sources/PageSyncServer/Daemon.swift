@@ -94,10 +94,15 @@ public enum Daemon {
 /// takes the main thread's nice value when it starts. (A process without `CAP_SYS_NICE` or a
 /// high enough `RLIMIT_NICE` may not lower a thread's nice value: there the thread keeps its
 /// creator's.) It is named `pagesyncd-loop`, so `top -H` and `/proc/<pid>/task` show which
-/// thread does the work.
+/// thread does the work. Before that it starts libuv's thread pool (disk syncs, name
+/// resolution), whose threads inherit the name `pagesyncd-pool` and the process's nice value.
+/// (Started lazily from the loop thread, the pool's four threads took the name
+/// `pagesyncd-loop` too.)
 public final class LoopThread: @unchecked Sendable {
     /// The thread's name (at most 15 bytes: the kernel's limit).
     public static let name = "pagesyncd-loop"
+    /// The name of libuv's pool threads.
+    public static let poolName = "pagesyncd-pool"
     private let body: @Sendable () -> Void
 
     /// A thread that will run `body` once started.
@@ -111,8 +116,10 @@ public final class LoopThread: @unchecked Sendable {
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { raw in
             let me = Unmanaged<LoopThread>.fromOpaque(raw!).takeRetainedValue()
-            _ = setThreadName(pthread_self(), LoopThread.name)
             LoopThread.adoptProcessPriority()
+            _ = setThreadName(pthread_self(), LoopThread.poolName)
+            WorkPool.start()
+            _ = setThreadName(pthread_self(), LoopThread.name)
             me.body()
             return nil
         }, context)

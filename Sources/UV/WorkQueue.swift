@@ -52,3 +52,28 @@ final class PoolJob<Result: Sendable>: AnyPoolJob, @unchecked Sendable {
         completion(result)
     }
 }
+
+/// libuv's thread pool (`uv_queue_work`, name resolution) as a whole.
+public enum WorkPool {
+    /// Starts libuv's thread pool now, from the calling thread, instead of from whichever
+    /// thread first queues work (the loop thread). A new thread takes its creator's name and
+    /// nice value, so the pool's threads are named and prioritized as the caller is at this
+    /// moment. libuv starts the pool once per process: later calls do nothing new.
+    ///
+    /// Runs a private loop on the calling thread until one no-op job has gone through the pool,
+    /// then closes it; no other loop is touched.
+    public static func start() {
+        let loop = UnsafeMutablePointer<uv_loop_t>.allocate(capacity: 1)
+        let request = UnsafeMutablePointer<uv_work_t>.allocate(capacity: 1)
+        defer {
+            request.deallocate()
+            loop.deallocate()
+        }
+        guard uv_loop_init(loop) == 0 else { return }
+        if uv_queue_work(loop, request, { _ in }, { _, _ in }) == 0 {
+            uv_run(loop, UV_RUN_DEFAULT)
+        }
+        let closed = uv_loop_close(loop)
+        precondition(closed == 0, "WorkPool.start: the private loop did not close: \(UVError(code: closed))")
+    }
+}
