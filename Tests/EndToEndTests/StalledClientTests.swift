@@ -74,7 +74,11 @@ struct StalledClientTests {
             times.sort()
             let median = times[times.count / 2]
             // The final state is already in the socket (or next in line): reading it is immediate.
-            #expect(median < .milliseconds(100), "median catch-up \(median), slowest \(times.last!)")
+            // (Not timed under a sanitizer, which makes every step 5–15 times slower: 109 ms once
+            // under TSan.)
+            if Daemon.resourceBudgetsApply {
+                #expect(median < .milliseconds(100), "median catch-up \(median), slowest \(times.last!)")
+            }
             #expect(times.last! < .seconds(2), "slowest catch-up \(times.last!)")
         }
     }
