@@ -3,13 +3,17 @@
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSanitizer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
-    let line = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    // The first byte picks the colour policy, so each execution renders the line once
+    // (`sanitize` is `pieces` joined): three times fewer passes per input than trying all three.
+    guard size >= 1 else { return 0 }
+    let colors = [ColorPolicy.full, .noColor, .none][Int(data[0]) % 3]
+    let line = String(decoding: UnsafeBufferPointer(start: data + 1, count: size - 1), as: UTF8.self)
         .split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ")
-    for colors in [ColorPolicy.full, .noColor, .none] {
-        check(Array(Sanitizer.sanitize(line, colors: colors).unicodeScalars), colors: colors)
-        _ = Sanitizer.pieces(line, colors: colors)
+    check(Array(Sanitizer.sanitize(line, colors: colors).unicodeScalars), colors: colors)
+    if colors == .none {
+        // Plain text (search, copy) holds no escape at all.
+        check(Array(Sanitizer.plainText(line).unicodeScalars), colors: .none)
     }
-    _ = Sanitizer.plainText(line)
     return 0
 }
 
