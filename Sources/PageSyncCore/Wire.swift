@@ -38,12 +38,24 @@ public enum Wire {
 
     /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
     public static func event(_ room: RoomSnapshot) -> [UInt8] {
-        line("PAGE room=\(room.name) \(stateFields(room.state))")
+        var out = WireLineBuilder(capacity: 96 + room.name.utf8.count + (room.state.by?.utf8.count ?? 1) + room.state.doc.utf8.count)
+        out.ascii("PAGE room=")
+        out.text(room.name)
+        out.ascii(" ")
+        appendStateFields(room.state, to: &out)
+        return out.finish()
     }
 
     /// `OK page= pages= version=`: the reply to a navigation.
     public static func navigated(_ state: RoomState) -> [UInt8] {
-        line("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version)")
+        var out = WireLineBuilder(capacity: 64)
+        out.ascii("OK page=")
+        out.decimal(state.page.number)
+        out.ascii(" pages=")
+        out.decimal(state.pageCount)
+        out.ascii(" version=")
+        out.decimal(state.version)
+        return out.finish()
     }
 
     /// `OK room= page= pages= version= by= doc= wrap= control= clients=`: the reply to `STATUS`.
@@ -152,6 +164,22 @@ public enum Wire {
         "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
     }
 
+    /// ``stateFields(_:)``, appended as bytes.
+    static func appendStateFields(_ s: RoomState, to out: inout WireLineBuilder) {
+        out.ascii("page=")
+        out.decimal(s.page.number)
+        out.ascii(" pages=")
+        out.decimal(s.pageCount)
+        out.ascii(" version=")
+        out.decimal(s.version)
+        out.ascii(" by=")
+        if let by = s.by { out.text(by) } else { out.ascii("-") }
+        out.ascii(" doc=")
+        out.text(s.doc)
+        out.ascii(" epoch=")
+        out.hex16(s.epoch.value)
+    }
+
     static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {
         "room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) name=\(name)"
             + (room.file.map { " file=\($0)" } ?? "")
@@ -160,12 +188,9 @@ public enum Wire {
     /// The text's UTF-8 with every control character (C0 including CR and LF, DEL, C1)
     /// replaced by a space, plus LF: a reply line never carries a control character.
     static func line(_ text: String) -> [UInt8] {
-        let clean = ControlCharacters.replacingControls(text)
-        var out: [UInt8] = []
-        out.reserveCapacity(clean.utf8.count + 1)
-        out.append(contentsOf: clean.utf8)
-        out.append(0x0A)
-        return out
+        var out = WireLineBuilder(capacity: text.utf8.count + 1)
+        out.text(text)
+        return out.finish()
     }
 
     static func appendStuffed(_ content: some Collection<UInt8>, to out: inout [UInt8]) {

@@ -4,7 +4,11 @@ import PageSyncCore
 /// it, and where its state stands on the way to disk.
 final class RoomRuntime {
     var room: Room
-    var config: RoomConfig
+    var config: RoomConfig {
+        didSet { fileName = config.document.wireFileName }
+    }
+    /// `config.document.wireFileName`, worked out once per document rather than per line.
+    private(set) var fileName: String
     var document: Document
     var members: [Int: Session] = [:]
     /// Counts re-index requests: only the newest one's result is applied.
@@ -22,17 +26,18 @@ final class RoomRuntime {
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room
         self.config = config
+        self.fileName = config.document.wireFileName
         self.document = document
         self.saved = room.state
         self.submitted = room.state
     }
 
     var snapshot: RoomSnapshot {
-        RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: config.document.wireFileName)
+        RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: fileName)
     }
 
     /// The room as of its last saved state.
     var savedSnapshot: RoomSnapshot {
-        RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps, file: config.document.wireFileName)
+        RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps, file: fileName)
     }
 }

@@ -1,0 +1,86 @@
+/// Builds one wire line straight into bytes, for the lines sent on every change (`PAGE`, and the
+/// `OK` reply to a navigation): no `String` is formed, and the only allocation is the result.
+///
+/// ``finish()`` gives exactly what `Wire.line` gives for the same text: every control character
+/// (C0 including CR and LF, DEL, and C1) replaced by one space, then LF.
+struct WireLineBuilder {
+    private(set) var bytes: [UInt8]
+
+    /// Starts an empty line with room for `capacity` bytes.
+    init(capacity: Int) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends ASCII text (a field name or a keyword).
+    mutating func ascii(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends text's UTF-8.
+    mutating func text(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends `value` in decimal, as `String(value)` would.
+    mutating func decimal(_ value: UInt64) {
+        let start = bytes.count
+        var v = value
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+            v /= 10
+        } while v != 0
+        bytes[start...].reverse()
+    }
+
+    /// Appends `value` in decimal (negative values with a leading `-`), as `String(value)` would.
+    mutating func decimal(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        decimal(UInt64(value.magnitude))
+    }
+
+    /// Appends `value` as 16 lower-case hex digits, zero-padded (an ``Epoch``'s form).
+    mutating func hex16(_ value: UInt64) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { table in
+            var shift = 60
+            while shift >= 0 {
+                bytes.append(table[Int((value >> UInt64(shift)) & 0xF)])
+                shift -= 4
+            }
+        }
+    }
+
+    /// The line: control characters replaced by spaces, then LF.
+    mutating func finish() -> [UInt8] {
+        ControlCharacters.replaceControls(inUTF8: &bytes)
+        bytes.append(0x0A)
+        return bytes
+    }
+}
+
+extension ControlCharacters {
+    /// Replaces every control character (C0, DEL, C1) in valid UTF-8 by one space: the bytes of
+    /// ``replacingControls(_:)`` applied to the same text. C0 and DEL are one byte each; a C1
+    /// character is the two bytes `C2 80` to `C2 9F`.
+    static func replaceControls(inUTF8 bytes: inout [UInt8]) {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let b = bytes[i]
+            if b < 0x20 || b == 0x7F {
+                bytes[i] = 0x20
+            } else if b == 0xC2, i + 1 < n, (0x80...0x9F).contains(bytes[i + 1]) {
+                bytes.replaceSubrange(i...(i + 1), with: CollectionOfOne(0x20))
+                return replaceControls(inUTF8: &bytes, from: i + 1)
+            }
+            i += 1
+        }
+    }
+
+    private static func replaceControls(inUTF8 bytes: inout [UInt8], from start: Int) {
+        var tail = Array(bytes[start...])
+        replaceControls(inUTF8: &tail)
+        bytes.replaceSubrange(start..., with: tail)
+    }
+}
