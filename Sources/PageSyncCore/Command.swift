@@ -111,6 +111,12 @@ public enum CommandParser {
     /// spaces and tabs; leading and trailing blanks are ignored. Every failure is a 400
     /// error; HTTP-looking input additionally has `closesConnection` set.
     public static func parse(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
+        if let fast = line.withContiguousStorageIfAvailable(NavigationFastPath.parse) ?? nil { return .success(fast) }
+        return parseInGeneral(line)
+    }
+
+    /// ``parse(_:)`` without ``NavigationFastPath`` (the tests compare the two).
+    static func parseInGeneral(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
         let bytes = Array(line)
         if bytes.first == CrossProtocolGuard.tlsHandshakeByte { return .failure(CrossProtocolGuard.tlsError) }
         if bytes.contains(0) { return .failure(.malformed("NUL byte in line")) }

@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func controlsAreReplacedAsInTheStringForm() {
-        var rng = SplitMix64(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         for _ in 0..<2_000 {
             let text = Self.randomText(&rng, maxLength: 24)
             var builder = WireLineBuilder(capacity: 0)
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func pageEventsMatchTheStringForm() {
-        var rng = SplitMix64(seed: 42)
+        var rng = SeededGenerator(seed: 42)
         let versions: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, UInt64(Int.max), UInt64.max - 1, UInt64.max]
         let epochs: [UInt64] = [0, 1, 0xabc, 0x0123_4567_89ab_cdef, UInt64.max]
         for i in 0..<1_000 {
@@ -69,18 +69,5 @@ import Testing
             b.hex16(value)
             #expect(b.bytes == Array(Epoch(value).description.utf8))
         }
-    }
-}
-
-/// A small seeded generator, so a failure repeats.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -20,7 +20,7 @@ public enum JournalCodec {
     /// server's names and ids are far shorter).
     public static func append(_ record: JournalRecord, to out: inout [UInt8]) {
         let start = out.count
-        out.append(contentsOf: [0, 0, 0, 0, 0, 0, 0, 0])
+        out.append(contentsOf: repeatElement(0, count: headerSize))
         switch record {
         case .room(let r):
             out.append(UInt8(ascii: "R"))
@@ -179,6 +179,12 @@ public enum JournalCodec {
     }
 
     private static func appendString(_ s: String, to out: inout [UInt8]) {
+        let count = s.utf8.count
+        if count < 65_535 {  // every real name: no copy
+            appendInteger(UInt16(count), to: &out)
+            out.append(contentsOf: s.utf8)
+            return
+        }
         var utf8 = Array(s.utf8.prefix(65_535))
         // Never cut inside a character: drop continuation bytes left at the end.
         if utf8.count == 65_535 {
