@@ -49,12 +49,8 @@ public enum Wire {
     /// `OK page= pages= version=`: the reply to a navigation.
     public static func navigated(_ state: RoomState) -> [UInt8] {
         var out = WireLineBuilder(capacity: 64)
-        out.ascii("OK page=")
-        out.decimal(state.page.number)
-        out.ascii(" pages=")
-        out.decimal(state.pageCount)
-        out.ascii(" version=")
-        out.decimal(state.version)
+        out.ascii("OK ")
+        appendPosition(state, to: &out)
         return out.finish()
     }
 
@@ -160,18 +156,26 @@ public enum Wire {
 
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
+    /// `page= pages= version= by= doc= epoch=`, for lines built as text.
     static func stateFields(_ s: RoomState) -> String {
-        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
+        var out = WireLineBuilder(capacity: 96)
+        appendStateFields(s, to: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
-    /// ``stateFields(_:)``, appended as bytes.
-    static func appendStateFields(_ s: RoomState, to out: inout WireLineBuilder) {
+    /// `page= pages= version=`.
+    static func appendPosition(_ s: RoomState, to out: inout WireLineBuilder) {
         out.ascii("page=")
         out.decimal(s.page.number)
         out.ascii(" pages=")
         out.decimal(s.pageCount)
         out.ascii(" version=")
         out.decimal(s.version)
+    }
+
+    /// `page= pages= version= by= doc= epoch=`.
+    static func appendStateFields(_ s: RoomState, to out: inout WireLineBuilder) {
+        appendPosition(s, to: &out)
         out.ascii(" by=")
         if let by = s.by { out.text(by) } else { out.ascii("-") }
         out.ascii(" doc=")
