@@ -71,6 +71,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Scratch buffer handed to every read on this loop (reads never overlap: one thread).
     let readBuffer: UnsafeMutableRawBufferPointer
 
+    /// Where this loop's TLS sessions encrypt (see ``TLSOutputScratch``); made on first use.
+    /// Loop thread only.
+    lazy var tlsOutputScratch = TLSOutputScratch()
+
     /// Size in bytes of the buffer handed to each `uv_read_start` read.
     static let readBufferSize = 64 * 1024
 

@@ -124,7 +124,7 @@ final class StreamIO: UVHandleOwner {
 
     /// Bytes queued in libuv, not yet handed to the kernel.
     var writeQueueSize: Int {
-        isClosed ? 0 : uv_stream_get_write_queue_size(stream)
+        isClosed ? 0 : stream.pointee.write_queue_size  // the field libuv's getter returns, without the call
     }
 
     /// True when writes are currently accepted.
@@ -177,7 +177,7 @@ final class StreamIO: UVHandleOwner {
         let total = buffers.reduce(0) { $0 + Int($1.len) }
         guard total > 0 else { return }
         var written = 0
-        if uv_stream_get_write_queue_size(stream) == 0 {
+        if stream.pointee.write_queue_size == 0 {
             let result = uv_try_write(stream, base, UInt32(buffers.count))
             if result >= 0 {
                 written = Int(result)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-import UV
+@testable import UV
 
 /// Two engines wired back to back in memory: no sockets.
 private final class EnginePair {
@@ -13,9 +13,11 @@ private final class EnginePair {
     var serverOutcome: TLSEngine.ReadOutcome = .needsInput
     let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    init(client: TLSContext, server: TLSContext, serverName: String = "localhost") throws {
-        self.client = try TLSEngine(context: client, serverName: serverName)
-        self.server = try TLSEngine(context: server)
+    /// With `outputScratch`, both engines encrypt into it (as two sessions on one loop do).
+    init(client: TLSContext, server: TLSContext, serverName: String = "localhost",
+         outputScratch: TLSOutputScratch? = nil) throws {
+        self.client = try TLSEngine(context: client, serverName: serverName, outputScratch: outputScratch)
+        self.server = try TLSEngine(context: server, serverName: nil, outputScratch: outputScratch)
     }
 
     deinit { scratch.deallocate() }
@@ -73,6 +75,40 @@ struct TLSEngineTests {
         payload.withUnsafeBytes { pair.server.send($0) }
         pair.pump()
         #expect(pair.clientReceived == payload)
+    }
+
+    @Test(arguments: [64 * 1024, 100])
+    func enginesSharingAnOutputScratchDeliverEverythingInOrder(scratchBytes: Int) throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let scratch = TLSOutputScratch(capacity: scratchBytes)
+        let pair = try EnginePair(
+            client: try .client(caFile: certs.caFile),
+            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile),
+            outputScratch: scratch)
+        pair.pump()
+        #expect(pair.client.state == .established)
+        #expect(pair.server.state == .established)
+        #expect(scratch.isFree, "taken output frees the scratch")
+        let line = Array("PAGE 2 of 9 version=4\n".utf8)
+        var expected: [UInt8] = []
+        for _ in 0..<50 {
+            line.withUnsafeBytes { pair.server.send($0) }
+            expected += line
+        }
+        #expect(pair.server.outputCount > 0)
+        #expect(pair.server.bufferCapacity == 0 || scratchBytes < 64 * 1024,
+                "small records wait in the shared scratch, not in storage of the session's own")
+        let payload = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+        payload.withUnsafeBytes { pair.server.send($0) }
+        expected += payload
+        Array("next\n".utf8).withUnsafeBytes { pair.client.send($0) }
+        pair.pump()
+        #expect(pair.clientReceived == expected)
+        #expect(pair.serverReceived == Array("next\n".utf8))
+        #expect(scratch.isFree)
+        #expect(pair.server.bufferCapacity == 0)
+        #expect(pair.client.bufferCapacity == 0)
     }
 
     @Test func pausedReadKeepsTheRestForLater() throws {

@@ -1,23 +1,75 @@
 import COpenSSL
 
+/// One loop's buffer for the ciphertext its TLS sessions produce, shared by all of them: a
+/// session that writes while the buffer is free encrypts into it, and the bytes are taken (sent)
+/// right after, so the usual record (a state line) costs no allocation and stays in warm memory,
+/// and an idle session holds nothing. While one session's bytes wait in it, other sessions use
+/// their own storage (``TLSBufferPair``).
+///
+/// Not thread-safe: one loop, one thread.
+final class TLSOutputScratch {
+    /// Bytes a loop's scratch holds: a few full TLS records (16 KiB of plaintext each).
+    static let defaultCapacity = 64 * 1024
+
+    let storage: UnsafeMutableRawBufferPointer
+    /// Bytes of the owner's output at the start of ``storage``.
+    fileprivate(set) var used = 0
+    /// The pair whose output is in ``storage``; nil while it is free (then ``used`` is 0).
+    fileprivate(set) var owner: ObjectIdentifier?
+
+    init(capacity: Int = TLSOutputScratch.defaultCapacity) {
+        storage = .allocate(byteCount: capacity, alignment: 16)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// True while no session's bytes wait in it.
+    var isFree: Bool { owner == nil }
+}
+
 /// The ciphertext one ``TLSEngine`` has received but OpenSSL has not read yet, and the ciphertext
 /// OpenSSL has produced but the engine's user has not taken yet. Both are plain Swift arrays whose
 /// storage is released the moment they are empty, so an idle TLS connection holds no buffer here
-/// (a `BIO_s_mem` keeps the capacity its largest handshake flight grew it to).
+/// (a `BIO_s_mem` keeps the capacity its largest handshake flight grew it to). With a
+/// ``TLSOutputScratch``, output goes to the shared scratch whenever it is free and the bytes fit,
+/// and to the pair's own array otherwise (order is kept: once output is in the array, the rest
+/// follows it there until taken).
 ///
 /// Not thread-safe: one engine, one thread.
 final class TLSBufferPair {
     /// Received ciphertext; bytes before ``inputStart`` were already read.
     private(set) var input: [UInt8] = []
     private(set) var inputStart = 0
-    /// Ciphertext waiting to be taken.
+    /// Ciphertext waiting to be taken that is not in the scratch.
     private(set) var output: [UInt8] = []
+    private let scratch: TLSOutputScratch?
 
-    /// Bytes of storage the two arrays hold (0 when both are empty).
+    /// A pair whose output uses `scratch` when it can (nil: always its own array).
+    init(scratch: TLSOutputScratch? = nil) {
+        self.scratch = scratch
+    }
+
+    deinit {
+        if let scratch, scratch.owner == ObjectIdentifier(self) {
+            scratch.owner = nil
+            scratch.used = 0
+        }
+    }
+
+    /// Bytes of storage the two arrays hold (0 when both are empty; the shared scratch is not counted).
     var capacity: Int { input.capacity + output.capacity }
 
     /// Received bytes not read yet.
     var unreadCount: Int { input.count - inputStart }
+
+    /// Produced bytes not taken yet.
+    var outputCount: Int {
+        if let scratch, scratch.owner == ObjectIdentifier(self) { return scratch.used }
+        return output.count
+    }
+
+    /// True while this pair's output is in the shared scratch.
+    var holdsScratch: Bool { scratch.map { $0.owner == ObjectIdentifier(self) } ?? false }
 
     /// Stores received ciphertext (copied), dropping what was already read.
     func receive(_ bytes: UnsafeRawBufferPointer) {
@@ -45,14 +97,40 @@ final class TLSBufferPair {
         return count
     }
 
-    /// Appends produced ciphertext to the output.
+    /// Appends produced ciphertext to the output: into the scratch when it is free (or already
+    /// this pair's) and the bytes fit, else into the pair's own array.
     func write(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if output.isEmpty, let scratch {
+            let me = ObjectIdentifier(self)
+            if scratch.owner == nil || scratch.owner == me {
+                if scratch.used + bytes.count <= scratch.storage.count {
+                    (scratch.storage.baseAddress! + scratch.used).copyMemory(from: source, byteCount: bytes.count)
+                    scratch.used += bytes.count
+                    scratch.owner = me
+                    return
+                }
+                if scratch.owner == me {
+                    // Too much for the scratch: what is there moves to the array, ahead of `bytes`.
+                    output.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch.storage[0..<scratch.used]))
+                    scratch.owner = nil
+                    scratch.used = 0
+                }
+            }
+        }
         output.append(contentsOf: bytes)
     }
 
-    /// Hands the output to `body` (valid only during the call), then releases it. Does nothing
-    /// when there is none.
+    /// Hands the output to `body` (valid only during the call; `body` must not write to this
+    /// pair), then forgets it and releases its storage (or frees the scratch). Does nothing when
+    /// there is none.
     func takeOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
+        if let scratch, scratch.owner == ObjectIdentifier(self) {
+            body(UnsafeRawBufferPointer(rebasing: scratch.storage[0..<scratch.used]))
+            scratch.owner = nil
+            scratch.used = 0
+            return
+        }
         guard !output.isEmpty else { return }
         let taken = output
         output = []
@@ -106,7 +184,7 @@ enum TLSBufferBIO {
             switch command {
             case BIO_CTRL_FLUSH: return 1
             case BIO_CTRL_PENDING: return TLSBufferBIO.buffers(bio)?.unreadCount ?? 0
-            case BIO_CTRL_WPENDING: return TLSBufferBIO.buffers(bio)?.output.count ?? 0
+            case BIO_CTRL_WPENDING: return TLSBufferBIO.buffers(bio)?.outputCount ?? 0
             default: return 0  // not at end of file; nothing else is supported
             }
         }

@@ -39,7 +39,7 @@ public final class TLSConnection: StreamConnection {
         self.tcp = tcp
         self.loop = loop
         do throws(TLSError) {
-            engine = try TLSEngine(context: context, serverName: serverName)
+            engine = try TLSEngine(context: context, serverName: serverName, outputScratch: loop.tlsOutputScratch)
         } catch {
             tcp.close()
             throw error
@@ -243,7 +243,10 @@ public final class TLSConnection: StreamConnection {
     }
 
     private func flushOutput() {
-        guard !tcp.isClosed else { return }
+        guard !tcp.isClosed else {
+            engine.takeOutput { _ in }  // nowhere to send it; frees the loop's scratch
+            return
+        }
         engine.takeOutput { tcp.write($0) }
     }
 

@@ -34,7 +34,7 @@ public final class TLSEngine {
     }
 
     private let ssl: OpaquePointer
-    private let buffers = TLSBufferPair()
+    private let buffers: TLSBufferPair
     private var pending: [UInt8] = []
     /// True for the accepting side.
     public let isServer: Bool
@@ -47,7 +47,14 @@ public final class TLSEngine {
     /// A session using `context`. A client context needs `serverName`: the host name (or IP
     /// literal) the certificate must match, also sent as SNI when it is a name. A client engine
     /// has its ClientHello ready in ``takeOutput(_:)`` right away.
-    public init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
+    public convenience init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
+        try self.init(context: context, serverName: serverName, outputScratch: nil)
+    }
+
+    /// As ``init(context:serverName:)``; the output goes to `outputScratch` when it is free
+    /// (see ``TLSOutputScratch``).
+    init(context: TLSContext, serverName: String?, outputScratch: TLSOutputScratch?) throws(TLSError) {
+        buffers = TLSBufferPair(scratch: outputScratch)
         ERR_clear_error()
         guard let ssl = SSL_new(context.raw) else { throw .openSSL("cannot create a TLS session") }
         guard let bio = TLSBufferBIO.make(buffers) else {
@@ -89,7 +96,7 @@ public final class TLSEngine {
     public var pendingPlaintextCount: Int { pending.count }
 
     /// Encrypted bytes ready to transmit, in bytes.
-    public var outputCount: Int { buffers.output.count }
+    public var outputCount: Int { buffers.outputCount }
 
     /// Bytes of buffer storage the engine itself holds for ciphertext (received but unread, or
     /// produced but not taken). 0 whenever both are empty: an idle session keeps no buffer.
@@ -128,6 +135,10 @@ public final class TLSEngine {
                 if !deliver(UnsafeRawBufferPointer(start: scratch.baseAddress, count: Int(count))) {
                     return .paused
                 }
+                // Nothing received is left, in the buffers or inside OpenSSL: another SSL_read
+                // would only say "want read" (and, with released buffers, allocate and free a
+                // read buffer to say it).
+                if buffers.unreadCount == 0 && SSL_has_pending(ssl) == 0 { return .needsInput }
                 continue
             }
             switch SSL_get_error(ssl, count) {
@@ -179,7 +190,9 @@ public final class TLSEngine {
     }
 
     private func encrypt(_ plaintext: UnsafeRawBufferPointer) {
-        ERR_clear_error()
+        // No ERR_clear_error() first (it costs as much as a small record's cipher setup): the
+        // result is not passed to SSL_get_error, and on failure the newest error on the queue,
+        // the one named, is SSL_write's own.
         // The buffer BIO never refuses bytes, so one SSL_write takes everything.
         let written = SSL_write(ssl, plaintext.baseAddress, Int32(plaintext.count))
         if written <= 0 { _ = fail(.openSSL("TLS write failed")) }
