@@ -5,18 +5,22 @@ import UV
 ///
 /// Loop-thread only: sessions live inside the ``Coordinator``.
 final class Session {
+    // What the fan-out pass reads for every member comes first, so it shares the object's
+    // first cache lines.
+    /// How much of its room's ``FanoutLog`` this client has been offered.
+    var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
+    /// What waits to be written, and the connection's state.
+    var outbox = Outbox()
+    /// The connection's write side without dynamic dispatch (plaintext only), for the fan-out.
+    let writer: StreamWriter?
+    let connection: any StreamConnection
     let id: Int
     var name: String
-    let connection: any StreamConnection
     var framer: LineFramer
     /// The room this client is in.
     var room: String
     /// Whether this client may turn pages in its room.
     var control: Bool
-    /// What waits to be written, and the connection's state.
-    var outbox = Outbox()
-    /// How much of its room's ``FanoutLog`` this client has been offered.
-    var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
     /// Whether the session is in the coordinator's flush list.
     var flushQueued = false
     /// Whether the session is in the coordinator's list of input to resume.
@@ -34,6 +38,7 @@ final class Session {
         self.id = id
         self.name = name
         self.connection = connection
+        self.writer = connection.directWriter
         self.framer = LineFramer(maxLineLength: maxLineLength)
         self.room = room
         self.control = control

@@ -37,9 +37,19 @@ public protocol StreamConnection: AnyObject {
     func close()
     /// Flushes what was written, then closes.
     func shutdownAndClose()
+    /// The write side without dynamic dispatch, for writing one line to many connections;
+    /// nil when writes need more than the plain stream (TLS).
+    var directWriter: StreamWriter? { get }
+}
+
+extension StreamConnection {
+    /// None by default.
+    public var directWriter: StreamWriter? { nil }
 }
 
 extension TCPConnection: StreamConnection {
     /// Always false: plaintext TCP.
     public var isEncrypted: Bool { false }
+    /// The stream itself: plaintext bytes go straight to the socket.
+    public var directWriter: StreamWriter? { writer }
 }

@@ -141,6 +141,13 @@ final class StreamIO: UVHandleOwner {
         }
     }
 
+    /// See ``StreamWriter/writeIfIdle(_:)``.
+    func writeIfIdle(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard acceptsWrites, uv_stream_get_write_queue_size(stream) == 0 else { return false }
+        write(bytes)
+        return true
+    }
+
     func write(_ parts: [[UInt8]]) {
         loop.assertOnLoopThread()
         guard acceptsWrites else { return }

@@ -262,6 +262,9 @@ public final class TCPConnection {
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }
 
+    /// This connection's stream for ``StreamWriter``.
+    var writer: StreamWriter { StreamWriter(io) }
+
     /// Caps the bytes the kernel holds unsent for this connection (`TCP_NOTSENT_LOWAT`).
     /// A write beyond the cap is queued in libuv instead, so a peer that stopped reading
     /// shows up as ``writeQueueSize`` above 0, and ``onWritesDrained`` says when it caught up.

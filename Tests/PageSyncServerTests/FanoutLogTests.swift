@@ -66,6 +66,25 @@ private func texts(_ lines: ArraySlice<(line: SharedLine, group: UInt64)>) -> [S
         #expect(out == "OK page=2\nPAGE v2\n")
     }
 
+    @Test func onlyAnEmptyOpenOutboxTakesALineDirectly() {
+        #expect(Outbox().takesLineDirectly, "nothing waits: the line may go straight to the socket")
+        var slot = Outbox()
+        slot.offer(line("PAGE v1"), group: 0, backedUp: true)
+        #expect(!slot.takesLineDirectly, "an older state waits in the slot: it is replaced, not overtaken")
+        var reply = Outbox()
+        reply.stage(.bytes(Array("PONG\n".utf8)), group: 0, backedUp: false)
+        #expect(!reply.takesLineDirectly, "a reply staged before the change leaves first")
+        for state in [Outbox.State.paused, .draining, .closing, .closed] {
+            var o = Outbox()
+            o.state = state
+            #expect(!o.takesLineDirectly, "\(state): the general path decides")
+        }
+        var drained = Outbox()
+        drained.offer(line("PAGE v1"), group: 0, backedUp: false)
+        _ = drained.takeLatestAlone(settled: 0, backedUp: false)
+        #expect(drained.takesLineDirectly, "once everything left, the next line may go directly again")
+    }
+
     @Test func aPausedOrClosingClientGoesThroughTake() {
         var paused = Outbox()
         paused.offer(line("PAGE v1"), group: 0, backedUp: false)

@@ -80,6 +80,11 @@ extension Coordinator {
                 kept += 1
                 continue
             }
+            if runtime.fanout.lines.count == 1 {
+                fanOutOneLine(runtime, settled: settled)
+                runtime.fanout.reset()
+                continue
+            }
             for member in runtime.members.values {
                 let backedUp = member.backedUp
                 offerUnseen(member, runtime, backedUp: backedUp)
@@ -93,6 +98,33 @@ extension Coordinator {
             runtime.fanout.reset()
         }
         fanoutRooms.removeLast(fanoutRooms.count - kept)
+    }
+
+    /// The fan-out of a room with one new line (the usual case): the line's bytes are taken
+    /// once, and a member whose outbox holds nothing (``Outbox/takesLineDirectly``) gets
+    /// them written straight to its socket when the socket is idle, touching nothing else;
+    /// every other member goes the general way, through its outbox.
+    private func fanOutOneLine(_ runtime: RoomRuntime, settled: UInt64) {
+        let run = runtime.fanout.run
+        let end = runtime.fanout.end
+        runtime.fanout.lines[0].line.bytes.withUnsafeBytes { bytes in
+            for member in runtime.members.values {
+                // The line is unseen by the member unless it was offered it already.
+                if let writer = member.writer, member.fanoutCursor.run != run || member.fanoutCursor.offered == 0,
+                    member.outbox.takesLineDirectly, writer.writeIfIdle(bytes)
+                {
+                    member.fanoutCursor = end
+                    continue
+                }
+                let backedUp = member.backedUp
+                offerUnseen(member, runtime, backedUp: backedUp)
+                if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
+                    member.connection.write(line.bytes)
+                } else if !backedUp && !member.outbox.isEmpty {
+                    queueFlush(member)
+                }
+            }
+        }
     }
 
     /// Offers every member of every room its unseen lines and empties the fan-out logs (a

@@ -210,6 +210,18 @@ struct Outbox {
         return slot.line
     }
 
+    /// The fan-out's fastest path: whether a new state line, settled and the only one the
+    /// client has not been offered, may go straight to the socket without entering the
+    /// outbox. True when nothing waits here and the client is open; the line then leaves at
+    /// once if the socket is idle (nothing queued in libuv), and is otherwise
+    /// ``offer(_:group:backedUp:)``ed as to a backed-up client.
+    var takesLineDirectly: Bool {
+        guard state == .open, items.isEmpty else { return false }
+        // A pattern, not `latest == nil`: the generic comparison is slow in debug builds.
+        if case .some = latest { return false }
+        return true
+    }
+
     /// Whether a large reply is partly sent: more of it can be taken now.
     var isStreaming: Bool {
         if case .text? = items.first?.item { return true }
