@@ -85,16 +85,7 @@ extension Coordinator {
                 runtime.fanout.reset()
                 continue
             }
-            for member in runtime.members.values {
-                let backedUp = member.backedUp
-                offerUnseen(member, runtime, backedUp: backedUp)
-                if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
-                    member.connection.write(line.bytes)
-                } else if !backedUp && !member.outbox.isEmpty {
-                    // A backed-up member is flushed when libuv says its writes drained.
-                    queueFlush(member)
-                }
-            }
+            for member in runtime.members.values { deliverThroughOutbox(member, runtime, settled: settled) }
             runtime.fanout.reset()
         }
         fanoutRooms.removeLast(fanoutRooms.count - kept)
@@ -116,14 +107,21 @@ extension Coordinator {
                     member.fanoutCursor = end
                     continue
                 }
-                let backedUp = member.backedUp
-                offerUnseen(member, runtime, backedUp: backedUp)
-                if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
-                    member.connection.write(line.bytes)
-                } else if !backedUp && !member.outbox.isEmpty {
-                    queueFlush(member)
-                }
+                deliverThroughOutbox(member, runtime, settled: settled)
             }
+        }
+    }
+
+    /// A member's unseen lines go into its outbox; the latest leaves at once when it is all
+    /// there is to send, else the member is queued for a flush (a backed-up member is flushed
+    /// when libuv says its writes drained).
+    private func deliverThroughOutbox(_ member: Session, _ runtime: RoomRuntime, settled: UInt64) {
+        let backedUp = member.backedUp
+        offerUnseen(member, runtime, backedUp: backedUp)
+        if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
+            member.connection.write(line.bytes)
+        } else if !backedUp && !member.outbox.isEmpty {
+            queueFlush(member)
         }
     }
 
