@@ -64,23 +64,24 @@ extension ControlCharacters {
     /// ``replacingControls(_:)`` applied to the same text. C0 and DEL are one byte each; a C1
     /// character is the two bytes `C2 80` to `C2 9F`.
     static func replaceControls(inUTF8 bytes: inout [UInt8]) {
-        var i = 0
+        // One pass, compacting in place: a C1 character's two bytes become one space.
         let n = bytes.count
-        while i < n {
-            let b = bytes[i]
+        var read = 0
+        var write = 0
+        while read < n {
+            let b = bytes[read]
             if b < 0x20 || b == 0x7F {
-                bytes[i] = 0x20
-            } else if b == 0xC2, i + 1 < n, (0x80...0x9F).contains(bytes[i + 1]) {
-                bytes.replaceSubrange(i...(i + 1), with: CollectionOfOne(0x20))
-                return replaceControls(inUTF8: &bytes, from: i + 1)
+                bytes[write] = 0x20
+                read += 1
+            } else if b == 0xC2, read + 1 < n, (0x80...0x9F).contains(bytes[read + 1]) {
+                bytes[write] = 0x20
+                read += 2
+            } else {
+                bytes[write] = b
+                read += 1
             }
-            i += 1
+            write += 1
         }
-    }
-
-    private static func replaceControls(inUTF8 bytes: inout [UInt8], from start: Int) {
-        var tail = Array(bytes[start...])
-        replaceControls(inUTF8: &tail)
-        bytes.replaceSubrange(start..., with: tail)
+        bytes.removeLast(n - write)
     }
 }

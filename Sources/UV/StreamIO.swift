@@ -143,7 +143,7 @@ final class StreamIO: UVHandleOwner {
 
     /// See ``StreamWriter/writeIfIdle(_:)``.
     func writeIfIdle(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard acceptsWrites, uv_stream_get_write_queue_size(stream) == 0 else { return false }
+        guard acceptsWrites, writeQueueSize == 0 else { return false }
         write(bytes)
         return true
     }
@@ -184,7 +184,7 @@ final class StreamIO: UVHandleOwner {
         let total = buffers.reduce(0) { $0 + Int($1.len) }
         guard total > 0 else { return }
         var written = 0
-        if stream.pointee.write_queue_size == 0 {
+        if writeQueueSize == 0 {
             let result = uv_try_write(stream, base, UInt32(buffers.count))
             if result >= 0 {
                 written = Int(result)

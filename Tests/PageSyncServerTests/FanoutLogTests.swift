@@ -32,6 +32,22 @@ private func texts(_ lines: ArraySlice<(line: SharedLine, group: UInt64)>) -> [S
         #expect(texts(log.unseen(from: stale)) == ["PAGE v3\n"])
     }
 
+    @Test func hasUnseenAgreesWithUnseen() {
+        var log = FanoutLog()
+        let cursors = [log.end, FanoutLog.Cursor(run: 0, offered: 5)]
+        log.append(line("PAGE v1"), group: 1)
+        let afterOne = log.end
+        log.append(line("PAGE v2"), group: 1)
+        let afterTwo = log.end
+        log.reset()
+        log.append(line("PAGE v3"), group: 2)
+        for cursor in cursors + [afterOne, afterTwo, log.end, FanoutLog.Cursor(run: 1, offered: 0), FanoutLog.Cursor(run: 7, offered: 1)] {
+            #expect(log.hasUnseen(from: cursor) == !log.unseen(from: cursor).isEmpty, "\(cursor)")
+        }
+        #expect(!log.hasUnseen(from: log.end))
+        #expect(log.hasUnseen(from: afterTwo), "a cursor from the previous run has not seen this run's line")
+    }
+
     @Test func theLogIsSettledWhenItsNewestGroupIs() {
         var log = FanoutLog()
         #expect(log.isSettled(0), "an empty log waits for nothing")

@@ -35,21 +35,8 @@ struct StreamWriterTests {
                     server.close()
                     state.value.writeAfterClose = line.withUnsafeBytes { writer.writeIfIdle($0) }
                 }
-                TCPConnection.connect(loop: loop, host: "127.0.0.1", port: listener.localAddress!.port) { result in
-                    guard case .success(let client) = result else {
-                        once.resume(throwing: TestFailure("connect failed: \(result)"))
-                        return
-                    }
-                    client.startReading { event in
-                        switch event {
-                        case .data(let bytes):
-                            state.value.received.append(contentsOf: bytes)
-                        case .eof, .error:
-                            client.close()
-                            once.resume(returning: state.value)
-                        }
-                    }
-                }
+                connectReadingToEnd(loop: loop, port: listener.localAddress!.port, once: once,
+                                    received: { state.value.received.append(contentsOf: $0) }, result: { state.value })
             }
             #expect(outcome.idleWrite, "an idle socket takes the line")
             #expect(outcome.queuedBefore > 0, "the kernel took everything; the queued case was not exercised")

@@ -92,3 +92,25 @@ struct TestFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Connects a client to 127.0.0.1:`port` that appends everything it reads to `received`; at
+/// end of stream or an error it closes and resumes `once` with `result()`. A failed connect
+/// resumes `once` with an error. Loop thread only.
+func connectReadingToEnd<T: Sendable>(loop: EventLoop, port: Int, once: Once<T>,
+                                      received: @escaping ([UInt8]) -> Void, result: @escaping () -> T) {
+    TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { connected in
+        guard case .success(let client) = connected else {
+            once.resume(throwing: TestFailure("connect failed: \(connected)"))
+            return
+        }
+        client.startReading { event in
+            switch event {
+            case .data(let bytes):
+                received(Array(bytes))
+            case .eof, .error:
+                client.close()
+                once.resume(returning: result())
+            }
+        }
+    }
+}

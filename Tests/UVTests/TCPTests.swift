@@ -190,21 +190,8 @@ struct TCPTests {
                     payload[(size / 2)...].withUnsafeBytes { server.write($0) }
                     state.value.queuedAfterWrite = server.writeQueueSize
                 }
-                TCPConnection.connect(loop: loop, host: "127.0.0.1", port: listener.localAddress!.port) { result in
-                    guard case .success(let client) = result else {
-                        once.resume(throwing: TestFailure("connect failed: \(result)"))
-                        return
-                    }
-                    client.startReading { event in
-                        switch event {
-                        case .data(let bytes):
-                            state.value.received.append(contentsOf: bytes)
-                        case .eof, .error:
-                            client.close()
-                            once.resume(returning: state.value)
-                        }
-                    }
-                }
+                connectReadingToEnd(loop: loop, port: listener.localAddress!.port, once: once,
+                                    received: { state.value.received.append(contentsOf: $0) }, result: { state.value })
             }
             #expect(outcome.queuedAfterWrite > 0, "the kernel took everything; the queue path was not exercised")
             #expect(outcome.drained)

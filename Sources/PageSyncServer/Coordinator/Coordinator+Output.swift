@@ -96,12 +96,10 @@ extension Coordinator {
     /// them written straight to its socket when the socket is idle, touching nothing else;
     /// every other member goes the general way, through its outbox.
     private func fanOutOneLine(_ runtime: RoomRuntime, settled: UInt64) {
-        let run = runtime.fanout.run
         let end = runtime.fanout.end
         runtime.fanout.lines[0].line.bytes.withUnsafeBytes { bytes in
             for member in runtime.members.values {
-                // The line is unseen by the member unless it was offered it already.
-                if let writer = member.writer, member.fanoutCursor.run != run || member.fanoutCursor.offered == 0,
+                if let writer = member.writer, runtime.fanout.hasUnseen(from: member.fanoutCursor),
                     member.outbox.takesLineDirectly, writer.writeIfIdle(bytes)
                 {
                     member.fanoutCursor = end

@@ -42,6 +42,11 @@ struct FanoutLog {
         cursor.run == run ? lines[min(cursor.offered, lines.count)...] : lines[...]
     }
 
+    /// Whether a member at `cursor` has lines it was not offered (``unseen(from:)`` is not empty).
+    func hasUnseen(from cursor: Cursor) -> Bool {
+        cursor.run != run || cursor.offered < lines.count
+    }
+
     /// Whether every line may leave once `settled` is the newest settled group.
     func isSettled(_ settled: UInt64) -> Bool { newestGroup <= settled }
 
