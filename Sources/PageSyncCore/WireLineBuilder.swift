@@ -64,24 +64,30 @@ extension ControlCharacters {
     /// ``replacingControls(_:)`` applied to the same text. C0 and DEL are one byte each; a C1
     /// character is the two bytes `C2 80` to `C2 9F`.
     static func replaceControls(inUTF8 bytes: inout [UInt8]) {
-        // One pass, compacting in place: a C1 character's two bytes become one space.
+        // A line almost never holds one: find the first candidate byte without writing.
+        guard let first = bytes.withUnsafeBufferPointer({ $0.firstIndex { b in b < 0x20 || b == 0x7F || b == 0xC2 } })
+        else { return }
+        // One pass from there, compacting in place: a C1 character's two bytes become one space.
         let n = bytes.count
-        var read = 0
-        var write = 0
-        while read < n {
-            let b = bytes[read]
-            if b < 0x20 || b == 0x7F {
-                bytes[write] = 0x20
-                read += 1
-            } else if b == 0xC2, read + 1 < n, (0x80...0x9F).contains(bytes[read + 1]) {
-                bytes[write] = 0x20
-                read += 2
-            } else {
-                bytes[write] = b
-                read += 1
+        let kept = bytes.withUnsafeMutableBufferPointer { buffer in
+            var read = first
+            var write = first
+            while read < n {
+                let b = buffer[read]
+                if b < 0x20 || b == 0x7F {
+                    buffer[write] = 0x20
+                    read += 1
+                } else if b == 0xC2, read + 1 < n, (0x80...0x9F).contains(buffer[read + 1]) {
+                    buffer[write] = 0x20
+                    read += 2
+                } else {
+                    buffer[write] = b
+                    read += 1
+                }
+                write += 1
             }
-            write += 1
+            return write
         }
-        bytes.removeLast(n - write)
+        bytes.removeLast(n - kept)
     }
 }

@@ -35,6 +35,15 @@ import Testing
         var nbsp = Array("\u{A0}\u{C2}".utf8)  // U+00A0 and U+00C2: C2 A0, C3 82; neither is a control
         ControlCharacters.replaceControls(inUTF8: &nbsp)
         #expect(nbsp == Array("\u{A0}\u{C2}".utf8))
+        var clean = Array("page=3 doc=é€界😀".utf8)  // no candidate byte: left as it is
+        ControlCharacters.replaceControls(inUTF8: &clean)
+        #expect(clean == Array("page=3 doc=é€界😀".utf8))
+        var last = Array("abc\u{1B}".utf8)  // the first control is the last byte
+        ControlCharacters.replaceControls(inUTF8: &last)
+        #expect(last == Array("abc ".utf8))
+        var c2Last = Array("ab".utf8) + [0xC2]  // a lone C2 at the end (not valid UTF-8): kept
+        ControlCharacters.replaceControls(inUTF8: &c2Last)
+        #expect(c2Last == Array("ab".utf8) + [0xC2])
     }
 
     @Test func pageEventsMatchTheStringForm() {
