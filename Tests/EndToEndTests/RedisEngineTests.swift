@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 
-/// Several daemons sharing rooms through a real redis-server.
-@Suite(.serialized) struct RedisEngineTests {
+/// Several daemons sharing rooms through a real redis-server. Not serialized: each test has its
+/// own redis-server and daemons in its own workspace, and one of them waits out the 20 s
+/// presence TTL, which should not hold the others back.
+@Suite struct RedisEngineTests {
     private static let doc = (1...10).map { "page \($0)" }.joined(separator: "\u{0C}")
 
     private func daemons(_ n: Int, _ workspace: Workspace, _ redis: RedisServer) async throws -> [Daemon] {
