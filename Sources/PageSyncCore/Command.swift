@@ -116,7 +116,7 @@ public enum CommandParser {
     }
 
     /// ``parse(_:)`` without ``NavigationFastPath`` (the tests compare the two).
-    static func parseInGeneral(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
+    package static func parseInGeneral(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
         let bytes = Array(line)
         if bytes.first == CrossProtocolGuard.tlsHandshakeByte { return .failure(CrossProtocolGuard.tlsError) }
         if bytes.contains(0) { return .failure(.malformed("NUL byte in line")) }

@@ -5,11 +5,11 @@
 /// ``maxLength`` bytes, a navigation verb in any case, and well-formed arguments. Anything else,
 /// every error included, gives nil, and ``CommandParser/parse(_:)`` decides as before. Where it
 /// answers, the answer equals the general parser's (the tests compare the two).
-enum NavigationFastPath {
+package enum NavigationFastPath {
     /// Longer lines go to the general parser. `GOTO <20 digits> IF <20 digits>` fits.
-    static let maxLength = 64
+    package static let maxLength = 64
 
-    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Command? {
+    package static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Command? {
         guard line.count <= maxLength else { return nil }
         // Word boundaries: at most 4 words (verb, page, IF, version).
         var starts: (Int, Int, Int, Int) = (0, 0, 0, 0)

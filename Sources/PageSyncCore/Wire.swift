@@ -157,7 +157,7 @@ public enum Wire {
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
     /// `page= pages= version= by= doc= epoch=`, for lines built as text.
-    static func stateFields(_ s: RoomState) -> String {
+    package static func stateFields(_ s: RoomState) -> String {
         var out = WireLineBuilder(capacity: 96)
         appendStateFields(s, to: &out)
         return String(decoding: out.bytes, as: UTF8.self)

@@ -3,27 +3,27 @@
 ///
 /// ``finish()`` gives exactly what `Wire.line` gives for the same text: every control character
 /// (C0 including CR and LF, DEL, and C1) replaced by one space, then LF.
-struct WireLineBuilder {
-    private(set) var bytes: [UInt8]
+package struct WireLineBuilder {
+    package private(set) var bytes: [UInt8]
 
     /// Starts an empty line with room for `capacity` bytes.
-    init(capacity: Int) {
+    package init(capacity: Int) {
         bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// Appends ASCII text (a field name or a keyword).
-    mutating func ascii(_ text: StaticString) {
+    package mutating func ascii(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Appends text's UTF-8.
-    mutating func text(_ text: String) {
+    package mutating func text(_ text: String) {
         bytes.append(contentsOf: text.utf8)
     }
 
     /// Appends `value` in decimal, as `String(value)` would.
-    mutating func decimal(_ value: UInt64) {
+    package mutating func decimal(_ value: UInt64) {
         let start = bytes.count
         var v = value
         repeat {
@@ -34,13 +34,13 @@ struct WireLineBuilder {
     }
 
     /// Appends `value` in decimal (negative values with a leading `-`), as `String(value)` would.
-    mutating func decimal(_ value: Int) {
+    package mutating func decimal(_ value: Int) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         decimal(UInt64(value.magnitude))
     }
 
     /// Appends `value` as 16 lower-case hex digits, zero-padded (an ``Epoch``'s form).
-    mutating func hex16(_ value: UInt64) {
+    package mutating func hex16(_ value: UInt64) {
         let digits: StaticString = "0123456789abcdef"
         digits.withUTF8Buffer { table in
             var shift = 60
@@ -52,7 +52,7 @@ struct WireLineBuilder {
     }
 
     /// The line: control characters replaced by spaces, then LF.
-    mutating func finish() -> [UInt8] {
+    package mutating func finish() -> [UInt8] {
         ControlCharacters.replaceControls(inUTF8: &bytes)
         bytes.append(0x0A)
         return bytes
@@ -63,7 +63,7 @@ extension ControlCharacters {
     /// Replaces every control character (C0, DEL, C1) in valid UTF-8 by one space: the bytes of
     /// ``replacingControls(_:)`` applied to the same text. C0 and DEL are one byte each; a C1
     /// character is the two bytes `C2 80` to `C2 9F`.
-    static func replaceControls(inUTF8 bytes: inout [UInt8]) {
+    package static func replaceControls(inUTF8 bytes: inout [UInt8]) {
         // A line almost never holds one: find the first candidate byte without writing.
         guard let first = bytes.withUnsafeBufferPointer({ $0.firstIndex { b in b < 0x20 || b == 0x7F || b == 0xC2 } })
         else { return }

@@ -59,7 +59,7 @@ public enum DisplayWidth {
     }
 
     /// Whether `value` lies in an East Asian Wide (W) or Fullwidth (F) range.
-    static func isWide(_ value: UInt32) -> Bool {
+    package static func isWide(_ value: UInt32) -> Bool {
         if value < wideRanges[0].lowerBound { return false }
         var lo = 0
         var hi = wideRanges.count - 1
@@ -75,7 +75,7 @@ public enum DisplayWidth {
 
     /// East Asian Wide and Fullwidth ranges (compact, from EastAsianWidth.txt), sorted.
     /// Emoji are covered separately by `isEmojiPresentation`.
-    static let wideRanges: [ClosedRange<UInt32>] = [
+    package static let wideRanges: [ClosedRange<UInt32>] = [
         0x1100...0x115F,   // Hangul Jamo initial consonants
         0x2329...0x232A,   // angle brackets
         0x2E80...0x303E,   // CJK radicals, Kangxi, ideographic description, CJK symbols and punctuation

@@ -1,11 +1,11 @@
 /// The help screen's scroll state and keys: q h H Esc Enter close it; j k d u Space f b PgUp
 /// PgDn scroll it (never above its top).
-struct HelpScreen: Equatable, Sendable {
+package struct HelpScreen: Equatable, Sendable {
     /// How many rows the help is scrolled down.
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
     /// Handles `key`; returns false for a key that does nothing here. `close` is set when the key closes the help.
-    mutating func handle(_ key: Key, halfPage: Int, close: inout Bool) -> Bool {
+    package mutating func handle(_ key: Key, halfPage: Int, close: inout Bool) -> Bool {
         switch key {
         case .char("q"), .char("h"), .char("H"), .escape, .enter: close = true
         case .char("j"), .down: offset += 1
@@ -18,5 +18,8 @@ struct HelpScreen: Equatable, Sendable {
     }
 
     /// Keeps the offset within `0...maxOffset`.
-    mutating func clamp(maxOffset: Int) { offset = min(max(0, offset), maxOffset) }
+    package mutating func clamp(maxOffset: Int) { offset = min(max(0, offset), maxOffset) }
+
+    /// Every property at its initial value.
+    package init() {}
 }

@@ -1,12 +1,12 @@
 /// A small deterministic generator (SplitMix64) for reconnection jitter: the same seed gives the same delays.
-struct JitterRandom: Sendable {
+package struct JitterRandom: Sendable {
     private var state: UInt64
 
     /// A generator starting from `seed`.
-    init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next value in `0..<1`.
-    mutating func next() -> Double {
+    package mutating func next() -> Double {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -1,13 +1,20 @@
 import PageSyncCore
 
 /// Where a page-turning press starts from.
-enum NavigationBase: Equatable, Sendable { case current, first, last, page(Int) }
+package enum NavigationBase: Equatable, Sendable { case current, first, last, page(Int) }
 
 /// What the presses not yet sent add up to: a base and a net offset from it.
-struct NavigationIntent: Equatable, Sendable {
-    var base: NavigationBase
-    var offset: Int
-    var pull = false
+package struct NavigationIntent: Equatable, Sendable {
+    package var base: NavigationBase
+    package var offset: Int
+    package var pull = false
+
+    /// Each stored property as given (the memberwise initializer, visible to the package's tests).
+    package init(base: NavigationBase, offset: Int, pull: Bool = false) {
+        self.base = base
+        self.offset = offset
+        self.pull = pull
+    }
 }
 
 /// The one navigation command in flight, as sent.
@@ -20,16 +27,16 @@ struct NavigationRequest: Equatable, Sendable {
 
 /// The pure rules of page-turning requests: how presses combine, where they lead, and the
 /// command that asks the server for it (see ``PagerModel`` for when they are sent).
-enum NavigationRequests {
+package enum NavigationRequests {
     /// `later` pressed after `earlier` (not sent yet): a relative press adds to what is pending,
     /// an absolute one (or a pull) replaces it.
-    static func combine(_ earlier: NavigationIntent?, _ later: NavigationIntent) -> NavigationIntent {
+    package static func combine(_ earlier: NavigationIntent?, _ later: NavigationIntent) -> NavigationIntent {
         guard let earlier, later.base == .current, !later.pull else { return later }
         return NavigationIntent(base: earlier.base, offset: earlier.offset + later.offset, pull: earlier.pull)
     }
 
     /// The page an intent leads to from `current`, or nil if it leads nowhere new.
-    static func resolve(_ i: NavigationIntent, current: Int, room: RoomView) -> Int? {
+    package static func resolve(_ i: NavigationIntent, current: Int, room: RoomView) -> Int? {
         let n = max(1, room.pageCount)
         let base = switch i.base {
         case .current: current
@@ -48,7 +55,7 @@ enum NavigationRequests {
     }
 
     /// Why a relative press goes nowhere at an end of a room that stops there (nil otherwise).
-    static func edgeMessage(_ i: NavigationIntent, current: Int, room: RoomView) -> String? {
+    package static func edgeMessage(_ i: NavigationIntent, current: Int, room: RoomView) -> String? {
         guard i.base == .current, !room.wraps else { return nil }
         if i.offset > 0 && current >= room.pageCount { return "already on the last page" }
         if i.offset < 0 && current <= 1 { return "already on the first page" }
@@ -56,7 +63,7 @@ enum NavigationRequests {
     }
 
     /// The conditional command that asks for `intent` reaching `target` at room version `version`.
-    static func command(for intent: NavigationIntent, target: Int, version: UInt64) -> String {
+    package static func command(for intent: NavigationIntent, target: Int, version: UInt64) -> String {
         let verb: String
         switch (intent.base, intent.offset) {
         case (.current, 1): verb = "NEXT"

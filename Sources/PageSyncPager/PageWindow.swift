@@ -1,33 +1,41 @@
 /// One piece of a long page as the server sent it for `TEXT <n> FROM <from>`: whole lines from
 /// byte `from` up to byte `next`, except that with `split` the last line goes on in the next piece.
-struct PagePiece: Equatable, Sendable {
+package struct PagePiece: Equatable, Sendable {
     /// The byte offset in the page the piece starts at (always the start of a line, or the
     /// middle of a line the previous piece ended inside with `split`).
-    var from: Int
+    package var from: Int
     /// The byte offset the next piece starts at (the page's size after the last piece).
-    var next: Int
+    package var next: Int
     /// Whether the last line goes on at the start of the next piece.
-    var split: Bool
+    package var split: Bool
     /// The piece's lines, as sent.
-    var lines: [String]
+    package var lines: [String]
+
+    /// Each stored property as given (the memberwise initializer, visible to the package's tests).
+    package init(from: Int, next: Int, split: Bool, lines: [String]) {
+        self.from = from
+        self.next = next
+        self.split = split
+        self.lines = lines
+    }
 }
 
 /// Where a piece is and which lines it holds, kept after its text is let go: the line index
 /// across pieces.
-struct PieceIndexEntry: Equatable, Sendable {
+package struct PieceIndexEntry: Equatable, Sendable {
     /// The piece's first byte in the page.
-    var from: Int
+    package var from: Int
     /// The next piece's first byte.
-    var next: Int
+    package var next: Int
     /// The page line (0-based) the piece's first line is, or is part of.
-    var firstLine: Int
+    package var firstLine: Int
     /// The number of lines in the piece (a split last line counts).
-    var lineCount: Int
+    package var lineCount: Int
     /// Whether the last line goes on in the next piece.
-    var split: Bool
+    package var split: Bool
 
     /// The page line the next piece starts with.
-    var nextFirstLine: Int { firstLine + lineCount - (split ? 1 : 0) }
+    package var nextFirstLine: Int { firstLine + lineCount - (split ? 1 : 0) }
 }
 
 /// A page too long to hold whole, read in pieces (`TEXT <n> FROM <offset>`) as the reader
@@ -45,51 +53,51 @@ struct PieceIndexEntry: Equatable, Sendable {
 /// - One request at a time. Near an edge of what is held (within ``margin(screen:)`` lines of it)
 ///   the piece beyond is asked for; with a ``Goal`` (the end or the start of the page) the pieces
 ///   on the way are asked for one after another, skipping those the index already knows.
-struct PageWindow: Equatable, Sendable {
+package struct PageWindow: Equatable, Sendable {
     /// Where the reader asked to go.
-    enum Goal: Equatable, Sendable { case start, end }
+    package enum Goal: Equatable, Sendable { case start, end }
 
     /// The most text held, in bytes (two pieces are kept even when they are larger).
-    static let byteBudget = 3 << 20
+    package static let byteBudget = 3 << 20
 
     /// The page's size in bytes.
-    let pageBytes: Int
+    package let pageBytes: Int
     /// The pieces held, contiguous, in page order.
-    private(set) var held: [PagePiece] = []
+    package private(set) var held: [PagePiece] = []
     /// Every piece seen, contiguous from the page's start.
-    private(set) var index: [PieceIndexEntry] = []
+    package private(set) var index: [PieceIndexEntry] = []
     /// The offset asked for and not answered yet.
-    private(set) var requested: Int?
+    package private(set) var requested: Int?
     /// Where the reader is going, until the piece there is held.
-    var goal: Goal?
+    package var goal: Goal?
     /// Bumped whenever the held lines change and are to be shown: not while reading on to the
     /// end (the pieces on the way are never laid out), but once the end is there.
-    private(set) var revision = 0
+    package private(set) var revision = 0
 
     /// A window over a page of `pageBytes` bytes with nothing held yet.
-    init(pageBytes: Int) { self.pageBytes = max(0, pageBytes) }
+    package init(pageBytes: Int) { self.pageBytes = max(0, pageBytes) }
 
     /// Whether the page's first line is held.
-    var atStart: Bool { held.first?.from == 0 }
+    package var atStart: Bool { held.first?.from == 0 }
     /// Whether the page's last line is held.
-    var atEnd: Bool { held.last.map { $0.next >= pageBytes } ?? false }
+    package var atEnd: Bool { held.last.map { $0.next >= pageBytes } ?? false }
     /// The bytes held.
-    var heldBytes: Int { held.reduce(0) { $0 + ($1.next - $1.from) } }
+    package var heldBytes: Int { held.reduce(0) { $0 + ($1.next - $1.from) } }
     /// The page line (0-based) of the first held line.
-    var firstLine: Int { held.first.flatMap { entry(from: $0.from)?.firstLine } ?? 0 }
+    package var firstLine: Int { held.first.flatMap { entry(from: $0.from)?.firstLine } ?? 0 }
     /// The page's number of lines, once the last piece has been seen.
-    var lineCount: Int? {
+    package var lineCount: Int? {
         guard let last = index.last, last.next >= pageBytes else { return nil }
         return last.firstLine + last.lineCount
     }
 
     /// How many lines ``lines()`` has.
-    var heldLineCount: Int {
+    package var heldLineCount: Int {
         held.enumerated().reduce(0) { $0 + $1.element.lines.count - ($1.element.split && $1.offset < held.count - 1 ? 1 : 0) }
     }
 
     /// The held lines in page order, a line split between two held pieces joined again.
-    func lines() -> [String] {
+    package func lines() -> [String] {
         var out: [String] = []
         var carry: String?
         out.reserveCapacity(heldLineCount)
@@ -108,12 +116,12 @@ struct PageWindow: Equatable, Sendable {
 
     /// How close (in lines) to an edge of what is held the reader may come before the piece
     /// beyond is asked for: two screens.
-    static func margin(screen: Int) -> Int { max(1, screen) * 2 }
+    package static func margin(screen: Int) -> Int { max(1, screen) * 2 }
 
     /// The offset to ask for next, given the held lines from `top` to `bottom` (0-based, within
     /// ``lines()``) are on a screen of `screen` rows; nil when nothing is needed or a request
     /// is already out.
-    func nextRequest(top: Int, bottom: Int, screen: Int) -> Int? {
+    package func nextRequest(top: Int, bottom: Int, screen: Int) -> Int? {
         guard requested == nil else { return nil }
         guard let first = held.first, let last = held.last else { return 0 }
         switch goal {
@@ -135,15 +143,15 @@ struct PageWindow: Equatable, Sendable {
     }
 
     /// Notes that `offset` was asked for.
-    mutating func markRequested(_ offset: Int) { requested = offset }
+    package mutating func markRequested(_ offset: Int) { requested = offset }
 
     /// Forgets the request out (the connection closed, or it was refused).
-    mutating func forgetRequest() { requested = nil }
+    package mutating func forgetRequest() { requested = nil }
 
     /// Takes a piece the server sent. Returns false (and changes nothing but the request) when
     /// the piece does not fit what is known: an offset nobody gave, or a page of another size.
     @discardableResult
-    mutating func receive(_ piece: PagePiece, pageBytes size: Int) -> Bool {
+    package mutating func receive(_ piece: PagePiece, pageBytes size: Int) -> Bool {
         if requested == piece.from { requested = nil }
         guard size == pageBytes, piece.next > piece.from || piece.next == pageBytes, piece.next <= pageBytes else { return false }
         // Where the piece is in the page's lines: at 0, or right after a piece the index knows.
@@ -175,21 +183,21 @@ struct PageWindow: Equatable, Sendable {
     }
 
     /// Gives up on the goal (a piece could not be had): what is held is shown as it is.
-    mutating func stop() {
+    package mutating func stop() {
         requested = nil
         goal = nil
         revision += 1
     }
 
     /// How far through the page the held pieces reach, 0...100 (the progress of reading on to the end).
-    var reachedPercent: Int { pageBytes == 0 ? 100 : min(100, (held.last?.next ?? 0) * 100 / pageBytes) }
+    package var reachedPercent: Int { pageBytes == 0 ? 100 : min(100, (held.last?.next ?? 0) * 100 / pageBytes) }
 
     /// The index entry of the piece starting at `from`.
     private func entry(from: Int) -> PieceIndexEntry? { index.first { $0.from == from } }
 
     /// How far through the page (0...100) the end of held line `line` is, by bytes when the line
     /// count is not known yet.
-    func percent(throughLine line: Int) -> Int {
+    package func percent(throughLine line: Int) -> Int {
         if let total = lineCount, total > 0 { return min(100, (firstLine + line + 1) * 100 / total) }
         guard pageBytes > 0 else { return 100 }
         var remaining = line
@@ -206,11 +214,11 @@ struct PageWindow: Equatable, Sendable {
 }
 
 /// The long page on screen: which page, the window over it, and why reading it stopped, if it did.
-struct LongPage: Sendable {
+package struct LongPage: Sendable {
     /// The page.
-    var key: PageKey
+    package var key: PageKey
     /// Its pieces.
-    var window: PageWindow
+    package var window: PageWindow
     /// Set when a piece could not be had: the page is cut where the held pieces end, and this says why.
-    var failure: String?
+    package var failure: String?
 }

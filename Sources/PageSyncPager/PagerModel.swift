@@ -114,7 +114,7 @@ public struct PagerModel: Sendable {
     var rejoinRoom: String?
     var rowsCache = PageRowsCache()
     /// The page on screen when it is too long to hold whole: read in pieces (see ``PageWindow``).
-    var longPage: LongPage?
+    package var longPage: LongPage?
 
     /// Whether this pager may ask the room to turn: the room gives control and `--follow` was not given.
     var mayTurn: Bool { (room?.control ?? false) && !options.followOnly }

@@ -1,13 +1,13 @@
 /// A line being typed on the status line: a count (digits before a key), a search pattern, or a
 /// filter (`&`).
-enum PagerPrompt: Equatable, Sendable {
+package enum PagerPrompt: Equatable, Sendable {
     case count(String)
     case search(forward: Bool, String)
     case filter(String)
 }
 
 /// What a key does to a prompt being typed.
-enum PromptEdit: Equatable, Sendable {
+package enum PromptEdit: Equatable, Sendable {
     /// Still typing (or, with nil, the prompt was closed without effect).
     case editing(PagerPrompt?)
     /// The count is complete: perform `key` with `count`.
@@ -21,9 +21,9 @@ enum PromptEdit: Equatable, Sendable {
 /// The pure editing rules of ``PagerPrompt``: digits extend a count (at most 12), Backspace
 /// removes the last character (and closes an empty prompt), Esc closes, any other key ends a
 /// count and goes to that key; a search or filter prompt takes characters (Tab as a space) until Enter.
-enum PromptInput {
+package enum PromptInput {
     /// The effect of `key` on `prompt`.
-    static func edit(_ prompt: PagerPrompt, _ key: Key) -> PromptEdit {
+    package static func edit(_ prompt: PagerPrompt, _ key: Key) -> PromptEdit {
         switch (prompt, key) {
         case (_, .escape):
             return .editing(nil)

@@ -2,9 +2,9 @@ import PageSyncCore
 
 /// The pure rules by which server lines change the pager's ``RoomView`` (see ``PagerModel`` for
 /// when each applies).
-enum RoomUpdates {
+package enum RoomUpdates {
     /// A complete view from a `HELLO` or `OK JOIN` line, or nil if fields are missing.
-    static func fullView(_ line: WireLine, control: Bool) -> RoomView? {
+    package static func fullView(_ line: WireLine, control: Bool) -> RoomView? {
         guard let name = line.fields["room"], let page = line.int("page"), let pages = line.int("pages"),
               let version = line.version, pages >= 1 else { return nil }
         let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
@@ -16,7 +16,7 @@ enum RoomUpdates {
     /// `room` after a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills
     /// in, older is ignored. A line from another epoch is a reset: its state is taken whatever its version.
     /// Nil when the line is about another room (nothing changes).
-    static func reconciled(_ room: RoomView, with line: WireLine) -> RoomView? {
+    package static func reconciled(_ room: RoomView, with line: WireLine) -> RoomView? {
         var r = room
         if let name = line.fields["room"], name != r.name { return nil }  // another room's news
         if let control = line.yesNo("control") { r.control = control }

@@ -57,9 +57,9 @@ enum SGRFilter {
 /// Turns backspace overstrike (the bold and underline of `man` and nroff output) into SGR, as
 /// less does: `X BS X` is bold X, `_ BS X` and `X BS _` are underlined X, any other `A BS B`
 /// shows B. Runs are wrapped in `ESC[1m` … `ESC[22m` and `ESC[4m` … `ESC[24m`.
-enum Overstrike {
+package enum Overstrike {
     /// `line` with overstrike turned into SGR sequences; other backspaces are left alone.
-    static func render(_ line: some StringProtocol) -> String {
+    package static func render(_ line: some StringProtocol) -> String {
         let chars = Array(line)
         guard chars.contains("\u{08}") else { return String(line) }
         var out = ""

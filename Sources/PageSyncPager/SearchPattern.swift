@@ -53,7 +53,7 @@ public struct SearchPattern: @unchecked Sendable {
     }
 
     /// Whether `text` holds an uppercase letter that is not the letter of a backslash escape.
-    static func hasUppercase(_ text: String) -> Bool {
+    package static func hasUppercase(_ text: String) -> Bool {
         var escaped = false
         for c in text {
             if escaped { escaped = false; continue }
@@ -74,4 +74,9 @@ public struct SearchPattern: @unchecked Sendable {
 public struct SearchPatternError: Error, Equatable, Sendable {
     /// The message, one line.
     public let message: String
+
+    /// Each stored property as given (the memberwise initializer, visible to the package's tests).
+    package init(message: String) {
+        self.message = message
+    }
 }

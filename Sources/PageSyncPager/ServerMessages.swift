@@ -2,15 +2,15 @@ import PageSyncCore
 
 /// A whole message from the server: one line, or a multi-line reply with its content
 /// lines already un-dot-stuffed.
-enum ServerMessage: Equatable, Sendable {
+package enum ServerMessage: Equatable, Sendable {
     case line(WireLine)
     case multiline(WireLine, lines: [String], truncated: Bool)
 }
 
 /// Groups server lines into messages. Holds at most ``maxContentBytes`` of one
 /// multi-line reply; content past that is dropped and the reply marked truncated.
-struct ReplyAssembler: Sendable {
-    static let maxContentBytes = 8 << 20
+package struct ReplyAssembler: Sendable {
+    package static let maxContentBytes = 8 << 20
 
     private var header: WireLine?
     private var lines: [String] = []
@@ -18,7 +18,7 @@ struct ReplyAssembler: Sendable {
     private var truncated = false
 
     /// Feeds one line (without LF); returns a message when one is complete.
-    mutating func feed(_ raw: String) -> ServerMessage? {
+    package mutating func feed(_ raw: String) -> ServerMessage? {
         var line = Substring(raw)
         if line.last == "\r" { line = line.dropLast() }
         if let h = header {
@@ -40,12 +40,15 @@ struct ReplyAssembler: Sendable {
     }
 
     /// Forgets any half-received reply (the connection closed).
-    mutating func reset() {
+    package mutating func reset() {
         header = nil
         lines = []
         bytes = 0
         truncated = false
     }
+
+    /// Every property at its initial value.
+    package init() {}
 }
 
 /// Reconnection delays: about 100 ms, doubling up to 5 s, with jitter.

@@ -132,7 +132,7 @@ public struct StatusLine: Equatable, Sendable {
 
     /// Cuts `text` to `width` columns at a word boundary, ending with `…` when something was cut.
     /// A word is cut only when no boundary leaves anything before it.
-    static func cut(_ text: String, toWidth width: Int) -> String {
+    package static func cut(_ text: String, toWidth width: Int) -> String {
         guard width > 0 else { return "" }
         if DisplayWidth.of(text) <= width { return text }
         var kept = Substring(Layout.truncate(text, toWidth: width).dropLast())  // without its "…"

@@ -1,31 +1,34 @@
 /// The window of screen rows a page shows: a scroll offset over `rowCount` laid-out rows on a
 /// screen of `height` content rows. Every change keeps the offset in `0...maxOffset`, where the
 /// last row sits at the bottom of the screen (0 when the page fits).
-struct Viewport: Equatable, Sendable {
+package struct Viewport: Equatable, Sendable {
     /// How many rows the page is scrolled down.
-    private(set) var offset = 0
+    package private(set) var offset = 0
 
     /// The largest useful offset for `rowCount` rows on `height` rows.
-    static func maxOffset(rowCount: Int, height: Int) -> Int { max(0, rowCount - max(0, height)) }
+    package static func maxOffset(rowCount: Int, height: Int) -> Int { max(0, rowCount - max(0, height)) }
 
     /// Whether the first row is on screen.
-    var atTop: Bool { offset == 0 }
+    package var atTop: Bool { offset == 0 }
 
     /// Whether the last of `rowCount` rows is on screen.
-    func atBottom(rowCount: Int, height: Int) -> Bool { offset >= Self.maxOffset(rowCount: rowCount, height: height) }
+    package func atBottom(rowCount: Int, height: Int) -> Bool { offset >= Self.maxOffset(rowCount: rowCount, height: height) }
 
     /// Moves by `delta` rows (down when positive), clamped.
-    mutating func scroll(by delta: Int, rowCount: Int, height: Int) {
+    package mutating func scroll(by delta: Int, rowCount: Int, height: Int) {
         set(offset + delta, rowCount: rowCount, height: height)
     }
 
     /// Moves to `row` at the top of the screen, clamped.
-    mutating func set(_ row: Int, rowCount: Int, height: Int) {
+    package mutating func set(_ row: Int, rowCount: Int, height: Int) {
         offset = min(max(0, row), Self.maxOffset(rowCount: rowCount, height: height))
     }
 
     /// Back to the first row.
-    mutating func reset() { offset = 0 }
+    package mutating func reset() { offset = 0 }
+
+    /// Every property at its initial value.
+    package init() {}
 }
 
 /// Where the screen is within a page, for the status line: `lines 11-33/41 80%`.

@@ -3,16 +3,16 @@ import PageSyncCore
 /// The document a room serves when nothing else is configured: a short guide
 /// to pagesync, paged with form feeds. It is what `pagesyncd` with no
 /// arguments shows, so a first run needs no files at all.
-enum BuiltinGuide {
+package enum BuiltinGuide {
     /// The guide's pages for a daemon reachable at `address`, joined with form feeds into one
     /// document: its examples name that host and port.
-    static func bytes(address: ListenAddress) -> [UInt8] {
+    package static func bytes(address: ListenAddress) -> [UInt8] {
         Array(pages(address: address).joined(separator: "\u{0C}\n").utf8)
     }
 
     /// The address to show for a listening address: a wildcard host (`0.0.0.0`, `::`) is
     /// reached through loopback.
-    static func reachable(_ address: ListenAddress) -> ListenAddress {
+    package static func reachable(_ address: ListenAddress) -> ListenAddress {
         switch address.host {
         case "0.0.0.0", "": ListenAddress(host: "127.0.0.1", port: address.port)
         case "::": ListenAddress(host: "::1", port: address.port)
@@ -21,7 +21,7 @@ enum BuiltinGuide {
     }
 
     /// The guide's pages, its examples naming `address` (see ``reachable(_:)``).
-    static func pages(address listening: ListenAddress) -> [String] {
+    package static func pages(address listening: ListenAddress) -> [String] {
         let address = reachable(listening)
         let host = address.host
         let port = address.port

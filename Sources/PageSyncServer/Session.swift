@@ -49,19 +49,19 @@ final class Session {
 }
 
 /// What one client may do in one loop turn before other clients' I/O is polled again.
-struct TurnBudget {
+package struct TurnBudget {
     /// Commands per client and turn.
-    static let commands = 64
+    package static let commands = 64
     /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
-    static let bytes = 256 << 10
+    package static let bytes = 256 << 10
     /// Loop CPU time (``ThreadCPUTime``, so a preempted turn is not charged) per client and
     /// turn, for its commands and, separately, for streaming its large replies: a command that costs more than most (a `WHO` in a room of thousands, on a slow
     /// build) cannot stretch a turn to `commands` times its cost. At least one command runs.
-    static let time: Duration = .milliseconds(1)
+    package static let time: Duration = .milliseconds(1)
 
     /// Whether a client that has handled `commands` commands, has `stagedBytes` staged and has
     /// used `time` of the loop in this turn must wait for the next turn.
-    static func spent(commands: Int, stagedBytes: Int, time: Duration) -> Bool {
+    package static func spent(commands: Int, stagedBytes: Int, time: Duration) -> Bool {
         commands >= Self.commands || stagedBytes >= Self.bytes || (commands > 0 && time >= Self.time)
     }
 }

@@ -11,13 +11,13 @@ import COpenSSL
 ///
 /// OpenSSL (already linked for TLS) computes the codes: swift-crypto would add BoringSSL,
 /// about 1 MB of the installed daemon and a third of a clean build, for this one use.
-struct TokenVerifier: Sendable {
+package struct TokenVerifier: Sendable {
     /// The length of an HMAC-SHA256 code.
     private static let codeLength = 32
     private let key: [UInt8]
 
     /// A verifier with a fresh random 256-bit key from OpenSSL's CSPRNG (getrandom).
-    init() {
+    package init() {
         var key = [UInt8](repeating: 0, count: 32)
         let drawn = key.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
         precondition(drawn == 1, "OpenSSL could not draw a random key (RAND_bytes)")
@@ -25,12 +25,12 @@ struct TokenVerifier: Sendable {
     }
 
     /// A verifier with a given key (for known-answer tests).
-    init(key: [UInt8]) {
+    package init(key: [UInt8]) {
         self.key = key
     }
 
     /// True iff `presented` and `expected` are the same bytes.
-    func matches(_ presented: String, expected: String) -> Bool {
+    package func matches(_ presented: String, expected: String) -> Bool {
         let expectedCode = code(for: expected)
         let presentedCode = code(for: presented)
         return expectedCode.withUnsafeBytes { e in
@@ -39,7 +39,7 @@ struct TokenVerifier: Sendable {
     }
 
     /// HMAC-SHA256 of `text`'s UTF-8 bytes under the key: 32 bytes.
-    func code(for text: String) -> [UInt8] {
+    package func code(for text: String) -> [UInt8] {
         // One byte more than the text, so the data pointer is never nil (an empty token too).
         let data = Array(text.utf8) + [0]
         var code = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))

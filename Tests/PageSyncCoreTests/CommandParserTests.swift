@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func parse(_ s: String) -> Result<Command, ProtocolError> {
     CommandParser.parse(Array(s.utf8))

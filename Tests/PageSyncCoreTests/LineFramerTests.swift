@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct NamesTests {
     @Test(arguments: ["a", "Z", "0", "guest-1", "My.Deck_v2", "-", ".", "..", String(repeating: "x", count: 32)])

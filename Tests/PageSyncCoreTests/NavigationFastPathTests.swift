@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 /// The byte-level fast path for navigation commands answers exactly as the general parser does,
 /// and only where it is sure.

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct PageNumberTests {
     @Test func oneBasedNumberAndZeroBasedOffset() {

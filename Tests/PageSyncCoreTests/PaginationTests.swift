@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 /// The text of every page of `text`, indexed in one chunk.
 private func pages(_ text: String, _ pagination: Pagination) -> [String] {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func decode(_ s: String) -> PersistedRoom? { PersistedRoomCodec.decode(Array(s.utf8)) }
 

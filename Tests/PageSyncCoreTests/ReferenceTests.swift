@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 /// A small deterministic generator (SplitMix64), so failures reproduce.
 struct SeededGenerator: RandomNumberGenerator {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite("ReloadRequest: pagesyncd --reload PID")
 struct ReloadRequestTests {

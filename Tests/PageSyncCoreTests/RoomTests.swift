@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct ServerConfigTests {
     @Test func defaultsServeTheGuideOnLoopback() throws {

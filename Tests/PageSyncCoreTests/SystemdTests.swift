@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite("ListenFDs: sd_listen_fds semantics")
 struct SystemdListenFDsTests {

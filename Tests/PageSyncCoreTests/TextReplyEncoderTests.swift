@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct TextReplyEncoderTests {
     static let samples: [[UInt8]] = [

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 /// The byte-level encoder of the per-change lines (`PAGE`, the `OK` of a navigation) against
 /// the `String` encoding it replaced: `Wire.line` of the same text.

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func str(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 

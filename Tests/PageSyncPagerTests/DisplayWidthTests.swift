@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 @Suite struct DisplayWidthTests {
     @Test(arguments: [

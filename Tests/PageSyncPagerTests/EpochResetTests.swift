@@ -1,6 +1,6 @@
 import PageSyncCore
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 @Suite struct EpochResetTests {
     @Test func anOlderVersionIsIgnoredWithinAnEpochButTakenFromANewOne() {

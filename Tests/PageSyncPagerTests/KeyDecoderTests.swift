@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 /// Decodes `bytes` fed in one piece, one byte at a time, and split at every position;
 /// all three must agree (and leave nothing buffered that is not an Escape).

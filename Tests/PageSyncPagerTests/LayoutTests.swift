@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 private let E = "\u{1B}"
 private func texts(_ rows: [LayoutRow]) -> [String] { rows.map { $0.text } }

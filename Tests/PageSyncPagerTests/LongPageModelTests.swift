@@ -1,6 +1,6 @@
 import PageSyncCore
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 /// The model reading a long page in pieces, scrolling chopped lines sideways, and keeping the
 /// server's farewell on the status line.

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 private let reset = "\u{1B}[0m"
 private let bold = "\u{1B}[1m"

@@ -1,6 +1,6 @@
 import PageSyncCore
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 @Suite struct PromptInputTests {
     @Test func countsCollectDigitsThenGoToTheKey() {

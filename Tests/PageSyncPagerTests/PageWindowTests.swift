@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 /// Pieces of a page of `lineCount` lines "l0".."l<n-1>" (3 bytes + LF each up to l9, and so on),
 /// cut as the server cuts them: at most `maxText` bytes, whole lines.

@@ -1,6 +1,6 @@
 import PageSyncCore
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 func hello(room: String = "guide", page: Int = 1, pages: Int = 6, version: UInt64 = 0, by: String = "-",
            doc: String = "d1", wrap: Bool = false, control: Bool = true, name: String = "guest-1") -> String {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 private let E = "\u{1B}"
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncPager
+import PageSyncPager
 
 private let on = SearchHighlighter.markOn
 private let off = SearchHighlighter.markOff

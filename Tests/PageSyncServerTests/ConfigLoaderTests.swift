@@ -1,7 +1,7 @@
 import PageSyncCore
 import Testing
 
-@testable import PageSyncServer
+import PageSyncServer
 
 @Suite struct ConfigLoaderTests {
     @Test func noConfigServesTheGuideOnTheDefaultAddress() async throws {

@@ -1,7 +1,7 @@
 import PageSyncCore
 import Testing
 
-@testable import PageSyncServer
+import PageSyncServer
 
 @Suite struct DocumentTests {
     @Test func aFileIsIndexedAndServesEachPage() throws {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncServer
+import PageSyncServer
 
 private func line(_ text: String) -> SharedLine { SharedLine(Array("\(text)\n".utf8)) }
 private func texts(_ lines: ArraySlice<(line: SharedLine, group: UInt64)>) -> [String] {

@@ -2,7 +2,7 @@ import Configuration
 import PageSyncCore
 import Testing
 
-@testable import PageSyncServer
+import PageSyncServer
 
 private func parse(_ text: String) throws(YAMLConfigError) -> YAMLNode? {
     let bytes = Array(text.utf8)

@@ -1,6 +1,6 @@
 import Testing
-@testable import PageSyncCore
-@testable import PageSyncServer
+import PageSyncCore
+import PageSyncServer
 
 private func line(_ text: String) -> SharedLine { SharedLine(Array("\(text)\n".utf8)) }
 private func text(_ chunks: [[UInt8]]) -> String { chunks.map { String(decoding: $0, as: UTF8.self) }.joined() }

@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 import Testing
 import PageSyncCore
-@testable import PageSyncServer
+import PageSyncServer
 
 /// A real AF_UNIX datagram socket standing in for systemd's notify socket.
 final class NotifyReceiver {

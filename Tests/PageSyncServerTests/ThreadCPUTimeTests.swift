@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import PageSyncServer
+import PageSyncServer
 
 /// The turn budget's clock charges the loop's work, not time the thread spent off the CPU.
 @Suite struct ThreadCPUTimeTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncServer
+import PageSyncServer
 
 @Suite struct TokenVerifierTests {
     @Test func equalAndUnequal() {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import PageSyncServer
+import PageSyncServer
 
 @Suite struct TurnBudgetTests {
     @Test func aClientGoesOnWhileEveryPartOfItsBudgetLasts() {

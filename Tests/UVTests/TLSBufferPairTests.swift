@@ -1,6 +1,6 @@
 import Testing
 import TestSupport
-@testable import UV
+import UV
 
 @Suite("TLS buffer pair (the BIO's storage)")
 struct TLSBufferPairTests {

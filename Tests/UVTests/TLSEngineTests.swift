@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import UV
+import UV
 
 /// Two engines wired back to back in memory: no sockets.
 private final class EnginePair {

@@ -4,10 +4,10 @@ import PageSyncCore
 /// Parses YAML with libyaml (Debian's `libyaml-dev`, linked statically) into a
 /// ``YAMLNode``. Only the C calls live here: the events go to ``YAMLTreeBuilder`` and what
 /// the tree means is ``YAMLConfig``'s.
-enum LibYAMLParser {
+package enum LibYAMLParser {
     /// The document in `bytes`, or nil for a stream without one (an empty file).
     /// - Throws: ``YAMLConfigError`` with libyaml's problem and its line and column.
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws(YAMLConfigError) -> YAMLNode? {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) throws(YAMLConfigError) -> YAMLNode? {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return nil }
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { throw YAMLConfigError("libyaml could not start (out of memory)") }

@@ -9,29 +9,29 @@ import PageSyncCore
 /// 62 MB daemon. This one parses with libyaml, the C library Yams bundles, from Debian.
 /// Keys nest with dots (`room.slides.file`); a value is read as text, a whole number
 /// (``YAMLConfig/int(_:)``), a boolean (``YAMLConfig/bool(_:)``) or a list.
-struct YAMLFileSnapshot: FileConfigSnapshot {
+package struct YAMLFileSnapshot: FileConfigSnapshot {
     /// No options: the file says everything.
-    struct ParsingOptions: FileParsingOptions {
-        static var `default`: Self { Self() }
+    package struct ParsingOptions: FileParsingOptions {
+        package static var `default`: Self { Self() }
     }
 
     /// A value asked for as a type it cannot be read as.
-    struct Mismatch: Error, CustomStringConvertible {
-        var key: String
-        var type: ConfigType
-        var description: String { "\(key) cannot be read as \(type.rawValue)" }
+    package struct Mismatch: Error, CustomStringConvertible {
+        package var key: String
+        package var type: ConfigType
+        package var description: String { "\(key) cannot be read as \(type.rawValue)" }
     }
 
-    let providerName: String
-    let values: [String: FlatConfigValue]
+    package let providerName: String
+    package let values: [String: FlatConfigValue]
 
-    init(data: RawSpan, providerName: String, parsingOptions: ParsingOptions) throws {
+    package init(data: RawSpan, providerName: String, parsingOptions: ParsingOptions) throws {
         let root = try data.withUnsafeBytes { bytes throws(YAMLConfigError) in try LibYAMLParser.parse(bytes) }
         self.values = try YAMLConfig.flatten(root)
         self.providerName = providerName
     }
 
-    func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
+    package func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let name = key.components.joined(separator: ".")
         guard let value = values[name] else { return LookupResult(encodedKey: name, value: nil) }
         guard let content = Self.content(value, as: type) else { throw Mismatch(key: name, type: type) }
@@ -39,7 +39,7 @@ struct YAMLFileSnapshot: FileConfigSnapshot {
     }
 
     /// `value` read as `type`, or nil when it cannot be.
-    static func content(_ value: FlatConfigValue, as type: ConfigType) -> ConfigContent? {
+    package static func content(_ value: FlatConfigValue, as type: ConfigType) -> ConfigContent? {
         switch (value, type) {
         case (.scalar(let s), .string): return .string(s)
         case (.scalar(let s), .int): return YAMLConfig.int(s).map(ConfigContent.int)
@@ -59,10 +59,10 @@ struct YAMLFileSnapshot: FileConfigSnapshot {
         }
     }
 
-    var description: String { "\(providerName)[\(values.count) values]" }
+    package var description: String { "\(providerName)[\(values.count) values]" }
 
     /// The keys only: values may be tokens or a Redis password.
-    var debugDescription: String {
+    package var debugDescription: String {
         "\(providerName)[\(values.count) values: \(values.keys.sorted().joined(separator: ", "))]"
     }
 }

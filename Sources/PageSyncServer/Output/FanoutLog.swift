@@ -10,48 +10,56 @@
 /// Each member keeps a ``Cursor`` into the log. The log is emptied only once every member
 /// has been offered everything in it, and each emptying starts a new *run*: a cursor from an
 /// earlier run has seen all of that run, so everything in the current one is new to it.
-struct FanoutLog {
+package struct FanoutLog {
     /// Where a member stands in a room's log: the run, and how many lines of it it was offered.
-    struct Cursor: Equatable {
-        var run: UInt64
-        var offered: Int
+    package struct Cursor: Equatable {
+        package var run: UInt64
+        package var offered: Int
+
+        package init(run: UInt64, offered: Int) {
+            self.run = run
+            self.offered = offered
+        }
     }
 
+    /// An empty log, in run 0.
+    package init() {}
+
     /// The lines not yet offered to every member, oldest first, each with the group it waits for.
-    private(set) var lines: [(line: SharedLine, group: UInt64)] = []
+    package private(set) var lines: [(line: SharedLine, group: UInt64)] = []
     /// The current run; grows by one each time the log is emptied.
-    private(set) var run: UInt64 = 0
+    package private(set) var run: UInt64 = 0
     /// The newest group any line in the log waits for.
-    private(set) var newestGroup: UInt64 = 0
+    package private(set) var newestGroup: UInt64 = 0
 
     /// Whether every member has been offered everything.
-    var isEmpty: Bool { lines.isEmpty }
+    package var isEmpty: Bool { lines.isEmpty }
 
     /// The cursor of a member that has been offered everything so far (a new member, or one
     /// that just joined the room).
-    var end: Cursor { Cursor(run: run, offered: lines.count) }
+    package var end: Cursor { Cursor(run: run, offered: lines.count) }
 
     /// A room's new state line, waiting for `group`.
-    mutating func append(_ line: SharedLine, group: UInt64) {
+    package mutating func append(_ line: SharedLine, group: UInt64) {
         lines.append((line, group))
         newestGroup = max(newestGroup, group)
     }
 
     /// The lines a member at `cursor` has not been offered, oldest first.
-    func unseen(from cursor: Cursor) -> ArraySlice<(line: SharedLine, group: UInt64)> {
+    package func unseen(from cursor: Cursor) -> ArraySlice<(line: SharedLine, group: UInt64)> {
         cursor.run == run ? lines[min(cursor.offered, lines.count)...] : lines[...]
     }
 
     /// Whether a member at `cursor` has lines it was not offered (``unseen(from:)`` is not empty).
-    func hasUnseen(from cursor: Cursor) -> Bool {
+    package func hasUnseen(from cursor: Cursor) -> Bool {
         cursor.run != run || cursor.offered < lines.count
     }
 
     /// Whether every line may leave once `settled` is the newest settled group.
-    func isSettled(_ settled: UInt64) -> Bool { newestGroup <= settled }
+    package func isSettled(_ settled: UInt64) -> Bool { newestGroup <= settled }
 
     /// Every member has been offered everything: the log empties and a new run starts.
-    mutating func reset() {
+    package mutating func reset() {
         lines.removeAll(keepingCapacity: true)
         newestGroup = 0
         run &+= 1

@@ -1,22 +1,22 @@
 import PageSyncCore
 
 /// An event line encoded once and shared by every session it goes to.
-final class SharedLine: Sendable {
-    let bytes: [UInt8]
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+package final class SharedLine: Sendable {
+    package let bytes: [UInt8]
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// A reply another process decides (the Redis engine): staged in order, filled in when the
 /// answer comes. Nothing staged after it leaves before it is filled.
-final class PendingReply: @unchecked Sendable {  // loop thread only
+package final class PendingReply: @unchecked Sendable {  // loop thread only
     /// The reply, once known.
-    var bytes: [UInt8]?
-    init() {}
+    package var bytes: [UInt8]?
+    package init() {}
 }
 
 /// A reply whose room state is filled in when it leaves, from the room's saved state, so a
 /// client is never told of a state that was not saved.
-enum DeferredReply: Equatable {
+package enum DeferredReply: Equatable {
     case hello(room: String, control: Bool, name: String)
     case joined(room: String, control: Bool, name: String)
     case status(room: String, control: Bool, clients: Int)
@@ -25,7 +25,7 @@ enum DeferredReply: Equatable {
 }
 
 /// One piece of a client's pending output.
-enum OutboxItem {
+package enum OutboxItem {
     /// A reply that reports no room state (PONG, TEXT, WHO, most errors).
     case bytes([UInt8])
     /// The `OK` for a change: becomes `ERR 507` if the change could not be saved.
@@ -39,7 +39,7 @@ enum OutboxItem {
     /// A reply decided elsewhere; it blocks what follows until filled.
     case pending(PendingReply)
 
-    var byteCount: Int {
+    package var byteCount: Int {
         switch self {
         case .bytes(let b), .change(let b): b.count
         case .event(let line): line.bytes.count
@@ -61,9 +61,12 @@ enum OutboxItem {
 ///   (conflation), so it costs one line however many changes it misses, and reads the latest
 ///   state, never a backlog of stale pages, once it reads again.
 /// - Reading stops when unsent output reaches the high-water mark, and resumes below half.
-struct Outbox {
+package struct Outbox {
+    /// An empty outbox of an open connection.
+    package init() {}
+
     /// Where the client's connection is in its life.
-    enum State: Equatable {
+    package enum State: Equatable {
         /// Commands are read and answered.
         case open
         /// Reading is paused: output is backed up, or the turn's budget is spent.
@@ -78,26 +81,26 @@ struct Outbox {
 
     /// Staged bytes per client beyond which events of one burst are merged (about 45 events):
     /// bounds memory when one turn changes a room often.
-    static let burstBound = 4096
+    package static let burstBound = 4096
 
     /// The size of the pieces a large reply is encoded and written in.
-    static let streamChunk = 64 << 10
+    package static let streamChunk = 64 << 10
 
-    var state: State = .open
-    private(set) var items: [(group: UInt64, item: OutboxItem)] = []
-    private(set) var stagedBytes = 0
+    package var state: State = .open
+    package private(set) var items: [(group: UInt64, item: OutboxItem)] = []
+    package private(set) var stagedBytes = 0
     /// The newest state line not yet written, and the group it waits for.
-    private(set) var latest: (line: SharedLine, group: UInt64)?
+    package private(set) var latest: (line: SharedLine, group: UInt64)?
 
     /// Whether anything waits to be written.
-    var isEmpty: Bool { items.isEmpty && latest == nil }
+    package var isEmpty: Bool { items.isEmpty && latest == nil }
 
     /// Whether the client is gone or going: nothing new is staged for it.
-    var isClosingOrClosed: Bool { state == .closing || state == .closed }
+    package var isClosingOrClosed: Bool { state == .closing || state == .closed }
 
     /// Queues a reply. An event already in the slot goes first if the client keeps up, so
     /// what a client reads follows the order things happened.
-    mutating func stage(_ item: OutboxItem, group: UInt64, backedUp: Bool) {
+    package mutating func stage(_ item: OutboxItem, group: UInt64, backedUp: Bool) {
         if let slot = latest, !backedUp {
             append(.event(slot.line), group: slot.group)
             latest = nil
@@ -110,7 +113,7 @@ struct Outbox {
     ///
     /// While a pending reply waits, the slot is only replaced: the reply (an `OK` carrying a
     /// version) then leaves before the newest state, never before an older one.
-    mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
+    package mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
         guard !isClosingOrClosed else { return }
         if let slot = latest, !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
             append(.event(slot.line), group: slot.group)
@@ -119,15 +122,15 @@ struct Outbox {
     }
 
     /// Whether a pending reply is still waiting for its answer.
-    var hasUnfilledReply: Bool {
+    package var hasUnfilledReply: Bool {
         items.contains { if case .pending(let p) = $0.item { p.bytes == nil } else { false } }
     }
 
     /// Forgets the slot (the client moved to another room).
-    mutating func dropLatest() { latest = nil }
+    package mutating func dropLatest() { latest = nil }
 
     /// The client is to be closed once what is staged has left: no event comes after its last reply.
-    mutating func close() {
+    package mutating func close() {
         state = .closing
         latest = nil
     }
@@ -136,7 +139,7 @@ struct Outbox {
     /// events are dropped, and what is left waits only for `after` (the failed groups count
     /// as settled once the groups before them are). Returns true if the slot was dropped
     /// (the client needs the room's current state again).
-    mutating func fail(after: UInt64, errorLine: [UInt8]) -> Bool {
+    package mutating func fail(after: UInt64, errorLine: [UInt8]) -> Bool {
         for i in items.indices where items[i].group > after {
             items[i].group = after
             switch items[i].item {
@@ -160,7 +163,7 @@ struct Outbox {
     /// Takes what may leave now: the items whose group is settled, in order, and then the
     /// slot if the client is not backed up and nothing before it waits. A closing client
     /// gets no event after its last reply.
-    mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
+    package mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
         var out: [[UInt8]] = []
         var taken = 0
         var partlySent = false
@@ -204,7 +207,7 @@ struct Outbox {
     /// The fan-out's fast path: takes the slot's line when it is all that waits and may
     /// leave now (its group settled, the client open and not backed up); otherwise nil and
     /// nothing changes, and ``take(settled:backedUp:render:)`` decides. Allocates nothing.
-    mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> SharedLine? {
+    package mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> SharedLine? {
         guard state == .open, !backedUp, items.isEmpty, let slot = latest, slot.group <= settled else { return nil }
         latest = nil
         return slot.line
@@ -215,7 +218,7 @@ struct Outbox {
     /// outbox. True when nothing waits here and the client is open; the line then leaves at
     /// once if the socket is idle (nothing queued in libuv), and is otherwise
     /// ``offer(_:group:backedUp:)``ed as to a backed-up client.
-    var takesLineDirectly: Bool {
+    package var takesLineDirectly: Bool {
         guard state == .open, items.isEmpty else { return false }
         // A pattern, not `latest == nil`: the generic comparison is slow in debug builds.
         if case .some = latest { return false }
@@ -223,23 +226,23 @@ struct Outbox {
     }
 
     /// Whether a large reply is partly sent: more of it can be taken now.
-    var isStreaming: Bool {
+    package var isStreaming: Bool {
         if case .text? = items.first?.item { return true }
         return false
     }
 
     /// Whether output waits for a group that is not settled yet.
-    func waits(settled: UInt64) -> Bool {
+    package func waits(settled: UInt64) -> Bool {
         (items.first.map { $0.group > settled } ?? false) || (latest.map { $0.group > settled } ?? false)
     }
 
     /// Whether reading must pause: unsent output (staged here plus `queued` in libuv) reached `highWater`.
-    func mustPause(queued: Int, highWater: Int) -> Bool {
+    package func mustPause(queued: Int, highWater: Int) -> Bool {
         stagedBytes + queued >= highWater
     }
 
     /// Whether a paused client may read again: unsent output fell below half the high-water mark.
-    func mayResume(queued: Int, highWater: Int) -> Bool {
+    package func mayResume(queued: Int, highWater: Int) -> Bool {
         stagedBytes + queued < highWater / 2
     }
 

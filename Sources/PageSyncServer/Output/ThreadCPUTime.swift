@@ -10,9 +10,9 @@ import Musl
 /// machine a turn preempted after one command would look spent, and a client with many
 /// commands queued would crawl at one command per turn. CPU time counts only the loop's own
 /// work. It is a system call (no vDSO for CPU clocks), so callers read it every few commands.
-enum ThreadCPUTime {
+package enum ThreadCPUTime {
     /// The calling thread's CPU time so far.
-    static func now() -> Duration {
+    package static func now() -> Duration {
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         return .seconds(Int64(ts.tv_sec)) + .nanoseconds(Int64(ts.tv_nsec))
@@ -21,24 +21,27 @@ enum ThreadCPUTime {
 
 /// A stopwatch on ``ThreadCPUTime`` that reads the clock (a system call) only once started:
 /// work before ``start()`` goes uncounted, and a watch never started costs no clock read.
-struct LazyCPUStopwatch {
+package struct LazyCPUStopwatch {
     private var started: Duration?
 
+    /// A watch that has not been started.
+    package init() {}
+
     /// Whether the watch has been started.
-    var isRunning: Bool { started != nil }
+    package var isRunning: Bool { started != nil }
 
     /// Starts the watch unless it runs already.
-    mutating func start() {
+    package mutating func start() {
         if started == nil { started = ThreadCPUTime.now() }
     }
 
     /// CPU time since ``start()``; zero, without reading the clock, while not started.
-    func elapsed() -> Duration {
+    package func elapsed() -> Duration {
         started.map { ThreadCPUTime.now() - $0 } ?? .zero
     }
 
     /// Starts the watch and returns zero if it was not running; else the CPU time since it started.
-    mutating func lap() -> Duration {
+    package mutating func lap() -> Duration {
         guard isRunning else { start(); return .zero }
         return elapsed()
     }

@@ -108,7 +108,7 @@ public final class SystemdNotifier: Sendable {
     /// Builds the `sockaddr_un` for a `NOTIFY_SOCKET` value: `/path` (NUL-terminated, length
     /// includes the NUL) or `@name` (abstract: leading NUL, no terminator). Nil for other forms,
     /// an empty name, or a name that does not fit `sun_path`.
-    static func socketAddress(for name: String) -> ([UInt8], socklen_t)? {
+    package static func socketAddress(for name: String) -> ([UInt8], socklen_t)? {
         var path = Array(name.utf8)
         guard let first = path.first, first == UInt8(ascii: "/") || first == UInt8(ascii: "@") else {
             return nil

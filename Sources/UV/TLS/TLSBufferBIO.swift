@@ -7,24 +7,24 @@ import COpenSSL
 /// their own storage (``TLSBufferPair``).
 ///
 /// Not thread-safe: one loop, one thread.
-final class TLSOutputScratch {
+package final class TLSOutputScratch {
     /// Bytes a loop's scratch holds: a few full TLS records (16 KiB of plaintext each).
-    static let defaultCapacity = 64 * 1024
+    package static let defaultCapacity = 64 * 1024
 
-    let storage: UnsafeMutableRawBufferPointer
+    package let storage: UnsafeMutableRawBufferPointer
     /// Bytes of the owner's output at the start of ``storage``.
     fileprivate(set) var used = 0
     /// The pair whose output is in ``storage``; nil while it is free (then ``used`` is 0).
     fileprivate(set) var owner: ObjectIdentifier?
 
-    init(capacity: Int = TLSOutputScratch.defaultCapacity) {
+    package init(capacity: Int = TLSOutputScratch.defaultCapacity) {
         storage = .allocate(byteCount: capacity, alignment: 16)
     }
 
     deinit { storage.deallocate() }
 
     /// True while no session's bytes wait in it.
-    var isFree: Bool { owner == nil }
+    package var isFree: Bool { owner == nil }
 }
 
 /// The ciphertext one ``TLSEngine`` has received but OpenSSL has not read yet, and the ciphertext
@@ -36,16 +36,16 @@ final class TLSOutputScratch {
 /// follows it there until taken).
 ///
 /// Not thread-safe: one engine, one thread.
-final class TLSBufferPair {
+package final class TLSBufferPair {
     /// Received ciphertext; bytes before ``inputStart`` were already read.
-    private(set) var input: [UInt8] = []
-    private(set) var inputStart = 0
+    package private(set) var input: [UInt8] = []
+    package private(set) var inputStart = 0
     /// Ciphertext waiting to be taken that is not in the scratch.
-    private(set) var output: [UInt8] = []
+    package private(set) var output: [UInt8] = []
     private let scratch: TLSOutputScratch?
 
     /// A pair whose output uses `scratch` when it can (nil: always its own array).
-    init(scratch: TLSOutputScratch? = nil) {
+    package init(scratch: TLSOutputScratch? = nil) {
         self.scratch = scratch
     }
 
@@ -57,22 +57,22 @@ final class TLSBufferPair {
     }
 
     /// Bytes of storage the two arrays hold (0 when both are empty; the shared scratch is not counted).
-    var capacity: Int { input.capacity + output.capacity }
+    package var capacity: Int { input.capacity + output.capacity }
 
     /// Received bytes not read yet.
-    var unreadCount: Int { input.count - inputStart }
+    package var unreadCount: Int { input.count - inputStart }
 
     /// Produced bytes not taken yet.
-    var outputCount: Int {
+    package var outputCount: Int {
         if let scratch, scratch.owner == ObjectIdentifier(self) { return scratch.used }
         return output.count
     }
 
     /// True while this pair's output is in the shared scratch.
-    var holdsScratch: Bool { scratch.map { $0.owner == ObjectIdentifier(self) } ?? false }
+    package var holdsScratch: Bool { scratch.map { $0.owner == ObjectIdentifier(self) } ?? false }
 
     /// Stores received ciphertext (copied), dropping what was already read.
-    func receive(_ bytes: UnsafeRawBufferPointer) {
+    package func receive(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         if inputStart > 0 {
             input.removeSubrange(0..<inputStart)
@@ -83,7 +83,7 @@ final class TLSBufferPair {
 
     /// Copies up to `destination.count` unread bytes into `destination`; returns how many (0 when
     /// there are none). Releases the input's storage once everything was read.
-    func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
+    package func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(destination.count, unreadCount)
         guard count > 0, let target = destination.baseAddress else { return 0 }
         input.withUnsafeBytes { source in
@@ -99,7 +99,7 @@ final class TLSBufferPair {
 
     /// Appends produced ciphertext to the output: into the scratch when it is free (or already
     /// this pair's) and the bytes fit, else into the pair's own array.
-    func write(_ bytes: UnsafeRawBufferPointer) {
+    package func write(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         if output.isEmpty, let scratch {
             let me = ObjectIdentifier(self)
@@ -124,7 +124,7 @@ final class TLSBufferPair {
     /// Hands the output to `body` (valid only during the call; `body` must not write to this
     /// pair), then forgets it and releases its storage (or frees the scratch). Does nothing when
     /// there is none.
-    func takeOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
+    package func takeOutput(_ body: (UnsafeRawBufferPointer) -> Void) {
         if let scratch, scratch.owner == ObjectIdentifier(self) {
             body(UnsafeRawBufferPointer(rebasing: scratch.storage[0..<scratch.used]))
             scratch.owner = nil

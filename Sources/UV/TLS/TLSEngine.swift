@@ -53,7 +53,7 @@ public final class TLSEngine {
 
     /// As ``init(context:serverName:)``; the output goes to `outputScratch` when it is free
     /// (see ``TLSOutputScratch``).
-    init(context: TLSContext, serverName: String?, outputScratch: TLSOutputScratch?) throws(TLSError) {
+    package init(context: TLSContext, serverName: String?, outputScratch: TLSOutputScratch?) throws(TLSError) {
         buffers = TLSBufferPair(scratch: outputScratch)
         ERR_clear_error()
         guard let ssl = SSL_new(context.raw) else { throw .openSSL("cannot create a TLS session") }

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func saved(_ room: String = "notes", page: Int = 3, version: UInt64 = 17, by: String? = "ann", doc: String = "5f1c3a2b", epoch: UInt64 = 0xABCD) -> SavedRoom {
     SavedRoom(room: room, page: PageNumber(page)!, version: version, by: by, doc: doc, epoch: Epoch(epoch))

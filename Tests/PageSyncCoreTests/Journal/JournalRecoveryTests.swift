@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 private func saved(_ room: String, page: Int, version: UInt64, epoch: UInt64 = 7) -> SavedRoom {
     SavedRoom(room: room, page: PageNumber(page)!, version: version, by: "ann", doc: "d1", epoch: Epoch(epoch))

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct PresenceRulesTests {
     @Test func heartbeatOnTheFirstTickAndEveryFifth() {

@@ -1,5 +1,5 @@
 import Testing
-@testable import PageSyncCore
+import PageSyncCore
 
 @Suite struct RedisURLTests {
     private func parse(_ s: String) -> RedisURL? { try? RedisURL.parse(s).get() }
