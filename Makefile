@@ -1,6 +1,7 @@
 # pagesync: build, install and uninstall.
 #
-#   make                      release build (static Swift stdlib), the one scripts/run-daemon uses
+#   make                      release build (static Swift runtime, set in Package.swift), the one
+#                             scripts/run-daemon, scripts/bench and scripts/test use
 #   sudo make install         stripped binaries, systemd units, sample config, man pages
 #   sudo make uninstall       removes what install put there (edited config files are kept)
 #   make install DESTDIR=/tmp/stage PREFIX=/usr    for packaging
@@ -66,7 +67,8 @@ build:
 	$(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) $(if $(PRODUCT),--product $(PRODUCT))
 
 # The pages are generated from the release binaries' --help (swift-argument-parser's
-# generate-manual, built once in the debug configuration, where it links Foundation dynamically).
+# generate-manual, built in the same release build, beside them; only the pagesync products link
+# the Swift runtime statically, so the tool runs from the build directory).
 # pagesyncd is a daemon (section 8), pagesync a user command (section 1).
 # MAN_FIX corrects what generate-manual gets wrong for a command without subcommands: it lists
 # argument-parser's implicit `help` subcommand (a "subcommand" in the synopsis and a `help` item),
@@ -74,9 +76,9 @@ build:
 # The end-to-end tests render the result with `man --warnings` and check its synopsis.
 MAN_FIX := -e '/^\.Ar subcommand$$/d' -e '/^\.It Em help$$/,/^\.El$$/d' -e 's/^$$/.Pp/'
 man: $(if $(NO_BUILD),,build)
-	$(SWIFT) build --scratch-path $(SCRATCH) --product generate-manual
+	$(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) --product generate-manual
 	@bin=$$($(SWIFT) build --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS) --show-bin-path) && \
-	tool=$$($(SWIFT) build --scratch-path $(SCRATCH) --show-bin-path)/generate-manual && \
+	tool=$$bin/generate-manual && \
 	mkdir -p $(MAN_OUT)/raw && \
 	$$tool "$$bin/pagesyncd" --section 8 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \
 	$$tool "$$bin/pagesync" --section 1 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \

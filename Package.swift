@@ -1,6 +1,21 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+// The executables link the Swift runtime and Foundation statically in release (what
+// `--static-swift-stdlib` does at link time), so the installed binaries need no Swift .so. It is
+// set here, not with `--static-swift-stdlib` on the command line, because that flag also changes
+// every compile command (switching it rebuilds everything) and its static resource directory has
+// no Testing module, so the tests could not share the release build. Two FoundationEssentials
+// companions are named because the shared FoundationEssentials module does not autolink them.
+// `make check-static` checks the result with ldd.
+let staticSwiftRuntime: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib", "-l_FoundationCollections", "-l_FoundationCShims"], .when(configuration: .release)),
+]
+// The test targets compile without optimization in every configuration: `scripts/test` builds
+// them in release beside the products (one build for everything), where -O would only make
+// the test code slower to compile. The modules under test keep -O.
+let testCode: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "pagesync",
     platforms: [.macOS(.v15)],
@@ -65,21 +80,23 @@ let package = Package(
             "PageSyncServer", "PageSyncCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], linkerSettings: staticSwiftRuntime),
         .executableTarget(name: "pagesync", dependencies: [
             "PagerShell",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
-        .executableTarget(name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        ], linkerSettings: staticSwiftRuntime),
+        .executableTarget(
+            name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            linkerSettings: staticSwiftRuntime),
 
-        .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"]),
+        .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"], swiftSettings: testCode),
         // Test support shared by test targets: certificates made with the openssl CLI.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"]),
-        .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"]),
-        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testCode),
+        .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"], swiftSettings: testCode),
         // Runs the real binaries over real sockets.
-        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,15 +16,21 @@ PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl redis-se
 # The servers scripts/bench compares pagesyncd with (scripts/test runs `scripts/bench --quick`).
 PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
 
-# The release build: `make build`, `make install`, scripts/run-daemon and scripts/bench all use
-# exactly these flags, so they share one .build/release and never rebuild each other.
-# The Makefile reads them from here (SWIFT_BUILD_FLAGS), so the two cannot disagree.
+# The release build: `make build`, `make install`, `make man`, scripts/run-daemon, scripts/bench
+# and scripts/test (products and tests) all use exactly these flags, so they share one
+# .build/release and never rebuild each other. The Makefile reads them from here
+# (SWIFT_BUILD_FLAGS), so the two cannot disagree.
+# The executables link the Swift runtime statically in release; Package.swift says so
+# (staticSwiftRuntime), not `--static-swift-stdlib` here, because that flag changes every compile
+# command and has no Testing module, so the tests could not be built in the same build.
+# The tests import the modules under test without @testable (what they use is `package`), so
+# this build needs no -enable-testing, which would make the shipped daemon slower.
 # -use-ld=lld: the Swift toolchain's own lld links the static binaries. GNU ld printed a glibc
 # note ("the use of `mktemp' is dangerous") for every link, because FoundationEssentials (which
 # swift-configuration and swift-argument-parser use) has a temporary-file function that
 # references mktemp; pagesync never calls it, and lld does not print such notes. lld also links
-# faster; the binaries are the same size (17.6 MB stripped) with the same ldd.
-PAGESYNC_RELEASE_FLAGS=(-c release --static-swift-stdlib -Xswiftc -use-ld=lld)
+# faster.
+PAGESYNC_RELEASE_FLAGS=(-c release -Xswiftc -use-ld=lld)
 
 # pagesync_missing_packages PACKAGE...: prints those of PACKAGE... that dpkg does not list as
 # installed, space-separated. Prints nothing without dpkg (not Debian: install them yourself).
