@@ -142,9 +142,14 @@ final class StreamIO: UVHandleOwner {
     }
 
     /// See ``StreamWriter/writeIfIdle(_:)``.
+    /// One `uv_try_write` when the kernel takes it all (the usual case), with none of the
+    /// general path's bookkeeping; otherwise the general path queues the rest or records the error.
     func writeIfIdle(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        guard acceptsWrites, writeQueueSize == 0 else { return false }
-        write(bytes)
+        guard acceptsWrites, writeQueueSize == 0, let base = bytes.baseAddress, bytes.count > 0 else { return false }
+        var buffer = uv_buf_init(UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: CChar.self)), UInt32(bytes.count))
+        let result = uv_try_write(stream, &buffer, 1)
+        if result == Int32(bytes.count) { return true }
+        write(result > 0 ? UnsafeRawBufferPointer(rebasing: bytes[Int(result)...]) : bytes)
         return true
     }
 

@@ -95,17 +95,26 @@ extension Coordinator {
     /// once, and a member whose outbox holds nothing (``Outbox/takesLineDirectly``) gets
     /// them written straight to its socket when the socket is idle, touching nothing else;
     /// every other member goes the general way, through its outbox.
+    ///
+    /// The members are walked as they stood when the pass began (a copy of the dense array,
+    /// as the dictionary's values were before), without retaining each one. A member written
+    /// directly keeps its cursor: the log is reset right after the pass, which starts a new
+    /// run, so every cursor has seen everything before it.
     private func fanOutOneLine(_ runtime: RoomRuntime, settled: UInt64) {
-        let end = runtime.fanout.end
-        runtime.fanout.lines[0].line.bytes.withUnsafeBytes { bytes in
-            for member in runtime.members.values {
-                if let writer = member.writer, runtime.fanout.hasUnseen(from: member.fanoutCursor),
-                    member.outbox.takesLineDirectly, writer.writeIfIdle(bytes)
-                {
-                    member.fanoutCursor = end
-                    continue
+        let log = runtime.fanout
+        let members = runtime.members.elements
+        log.lines[0].line.bytes.withUnsafeBytes { bytes in
+            members.withUnsafeBufferPointer { members in
+                for index in members.indices {
+                    Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+                        if let writer = member.writer, log.hasUnseen(from: member.fanoutCursor),
+                            member.outbox.takesLineDirectly, writer.writeIfIdle(bytes)
+                        {
+                            return
+                        }
+                        deliverThroughOutbox(member, runtime, settled: settled)
+                    }
                 }
-                deliverThroughOutbox(member, runtime, settled: settled)
             }
         }
     }

@@ -10,7 +10,8 @@ final class RoomRuntime {
     /// `config.document.wireFileName`, worked out once per document rather than per line.
     private(set) var fileName: String
     var document: Document
-    var members: [Int: Session] = [:]
+    /// The sessions in the room, by id (see ``MemberSet``).
+    var members = MemberSet<Session>()
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
     /// The state as of the last settled group: what replies rendered on release report.
