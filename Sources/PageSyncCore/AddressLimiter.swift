@@ -22,14 +22,15 @@ public struct AddressLimiter: Sendable {
     /// Admits `connection` from `address` unless that address already holds `limit` open
     /// connections. Returns whether it was admitted (and is now counted).
     public mutating func admit(address: String, connection: Int, isOpen: (Int) -> Bool) -> Bool {
-        var ids = open[address] ?? []
-        if ids.count >= limit { ids = ids.filter(isOpen) }
-        guard ids.count < limit else {
-            open[address] = ids
-            return false
+        // The set is changed in place: a copy taken out of the table and put back would copy
+        // every id on each insertion (the table still holds the original), which made each
+        // accept cost as much as the address's open connections.
+        if let ids = open[address], ids.count >= limit {
+            let live = ids.filter(isOpen)
+            open[address] = live
+            guard live.count < limit else { return false }
         }
-        ids.insert(connection)
-        open[address] = ids
+        open[address, default: []].insert(connection)
         admittedSinceSweep += 1
         if admittedSinceSweep >= 4096 { sweep(isOpen: isOpen) }
         return true
