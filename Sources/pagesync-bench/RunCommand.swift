@@ -270,7 +270,16 @@ struct Run: ParsableCommand {
             sink.add("max_clients_errors", Double(opened.errors))
             log("\(sink.label) max clients: \(opened.ready) of \(attempt) held, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s; server fds \(baseFDs.map(String.init) ?? "?") -> \(serverFDs.map(String.init) ?? "?")")
             closeAll()
-            sleepMilliseconds(2000)
+            // The next phase counts the server's fds: wait (up to 10 s) until it has closed
+            // these, polling as above, or 2 s when its fds cannot be read.
+            if let baseFDs {
+                var waitedMs = 0
+                while let now = fds(), now > baseFDs, waitedMs < 10_000 {
+                    sleepMilliseconds(20); waitedMs += 20
+                }
+            } else {
+                sleepMilliseconds(2000)
+            }
         }
 
         if tests.contains("churn") {
