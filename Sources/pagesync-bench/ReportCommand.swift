@@ -16,6 +16,9 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .customLong("fanout-pairs"), help: "Fan-out p50/p99 ratios between two labels, as a/b pairs, comma-separated (a third table; none by default).") var fanoutPairs = ""
     @Option(name: .customLong("durable-ratios"), help: "Ratios of the durable-throughput table, as a/b pairs, comma-separated.") var durableRatios = "pagesyncd/redis,pagesyncd-always/redis-always"
 
+    /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.
+    static let sampleMetric = "fanout_sample_us"
+
     struct Key: Hashable, Comparable {
         var metric: String, n: Int
         static func < (a: Key, b: Key) -> Bool {
@@ -76,6 +79,8 @@ struct ReportCommand: ParsableCommand {
         var runs: [[String: [Key: Double]]] = []
         var skipped: [String: String] = [:]
         var labels: [String] = []
+        // samples[label][n]: every change's fan-out latency, over all runs.
+        var samples: [String: [Int: [Double]]] = [:]
         for file in files {
             guard let text = ProcessProbe.readSmallFile(file) else { continue }
             var run: [String: [Key: Double]] = [:]
@@ -85,6 +90,10 @@ struct ReportCommand: ParsableCommand {
                 let label = String(parts[0])
                 if parts[1] == "skipped" { skipped[label] = parts.count > 4 ? String(parts[4]) : "skipped"; if !labels.contains(label) { labels.append(label) }; continue }
                 guard let n = Int(parts[2]), let value = Double(parts[3]) else { continue }
+                if parts[1] == Self.sampleMetric {
+                    samples[label, default: [:]][n, default: []].append(value)
+                    continue
+                }
                 run[label, default: [:]][Key(metric: String(parts[1]), n: n)] = value
                 if !labels.contains(label) { labels.append(label) }
             }
@@ -136,6 +145,7 @@ struct ReportCommand: ParsableCommand {
         print("")
         print("Medians over \(runs.count) run(s); each ratio is computed within one run, then the median is taken.")
         printFanoutRatios(runs, keys: keys)
+        printPooledFanout(samples, runs: runs.count, labels: labels)
         printFanoutPairs(runs, keys: keys)
         printDurable(runs, labels: allLabels, skipped: skipped)
     }
@@ -167,6 +177,43 @@ struct ReportCommand: ParsableCommand {
             var row = "| \(ReportCommand.title(key)) |"
             for s in subjects { for r in references { row += " \(ratio(runs, s, r, key)) |" } }
             print(row)
+        }
+    }
+
+    /// Fan-out latency percentiles over every change of every run, and their ratios. A run's
+    /// p99 over 190 changes is its second slowest change, and one preemption of one process
+    /// moves it by half; over the runs' pooled changes it is the sixth slowest of 570, and the
+    /// runs interleave the targets, so every target's sample spans the same sittings.
+    private func printPooledFanout(_ samples: [String: [Int: [Double]]], runs: Int, labels: [String]) {
+        let subjects = ratioLabelsOption.split(separator: ",").map(String.init).filter { samples[$0] != nil }
+        let references = ["redis", "floor"].filter { samples[$0] != nil }
+        let columns = labels.filter { samples[$0] != nil }
+        let counts = Set(samples.values.flatMap(\.keys)).sorted()
+        guard !columns.isEmpty, !counts.isEmpty else { return }
+        let pooled = samples.mapValues { $0.compactMapValues { Percentiles($0) } }
+        print("")
+        print("#### Fan-out over every change of all \(runs) run(s) (pooled percentiles)")
+        print("")
+        var header = "| metric | " + columns.joined(separator: " | ") + " |"
+        var rule = "| --- |" + String(repeating: " ---: |", count: columns.count)
+        let pairs = subjects.flatMap { s in references.map { (s, $0) } }
+        for (s, r) in pairs { header += " \(s)/\(r) |"; rule += " ---: |" }
+        print(header)
+        print(rule)
+        let metrics: [(String, KeyPath<Percentiles, Double>)] = [("p50", \.p50), ("p90", \.p90), ("p99", \.p99)]
+        for n in counts {
+            for (name, path) in metrics {
+                var row = "| fan-out \(name) (µs), N=\(n), pooled |"
+                for label in columns { row += " \(pooled[label]?[n].map { ReportCommand.show($0[keyPath: path]) } ?? "–") |" }
+                for (s, r) in pairs {
+                    let ratio = pooled[s]?[n].flatMap { a in pooled[r]?[n].map { a[keyPath: path] / $0[keyPath: path] } }
+                    row += " \(ratio.map { fmt($0, 2) } ?? "–") |"
+                }
+                print(row)
+            }
+            var row = "| changes measured, N=\(n) |"
+            for label in columns { row += " \(pooled[label]?[n]?.count ?? 0) |" }
+            print(row + String(repeating: " |", count: pairs.count))
         }
     }
 

@@ -172,6 +172,9 @@ struct Run: ParsableCommand {
                     sink.add("fanout_p90_us", n: n, p.p90)
                     sink.add("fanout_p99_us", n: n, p.p99)
                     sink.add("fanout_max_us", n: n, p.max)
+                    // Every change's latency too: `report` pools them over the runs, so its
+                    // p99 rests on every run's slowest changes, not on two samples of one run.
+                    for value in warm { sink.add(ReportCommand.sampleMetric, n: n, value) }
                     log("\(sink.label) N=\(n) fan-out: p50 \(fmt(p.p50)) p90 \(fmt(p.p90)) p99 \(fmt(p.p99)) max \(fmt(p.max)) us over \(p.count)")
                 }
                 // The same changes, until the first follower has each.
