@@ -33,11 +33,13 @@ PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
 PAGESYNC_RELEASE_FLAGS=(-c release -Xswiftc -use-ld=lld)
 
 # pagesync_missing_packages PACKAGE...: prints those of PACKAGE... that dpkg does not list as
-# installed, space-separated. Prints nothing without dpkg (not Debian: install them yourself).
+# installed, space-separated, each once (the phases' lists overlap). Prints nothing without dpkg
+# (not Debian: install them yourself).
 pagesync_missing_packages() {
     command -v dpkg-query >/dev/null 2>&1 || return 0
     local package missing=()
     for package in "$@"; do
+        [[ " ${missing[*]} " == *" $package "* ]] && continue
         dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
     done
     echo "${missing[*]}"
