@@ -79,6 +79,23 @@ struct DocumentationTests {
         }
     }
 
+    @Test("README.md's two commands name every Debian package the scripts install")
+    func readmeNamesThePackages() throws {
+        let markdown = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(markdown.components(separatedBy: "## Two commands").dropFirst().first?
+            .components(separatedBy: "\n## ").first)
+        let common = try String(contentsOf: Self.root.appendingPathComponent("scripts/lib/common.sh"), encoding: .utf8)
+        // PAGESYNC_BUILD_PACKAGES=(...), PAGESYNC_TEST_PACKAGES=(...), PAGESYNC_BENCH_PACKAGES=(...)
+        var packages: [String] = []
+        for line in common.split(separator: "\n") where line.hasPrefix("PAGESYNC_") && line.contains("_PACKAGES=(") {
+            let list = line.drop { $0 != "(" }.dropFirst().prefix { $0 != ")" }
+            packages += list.split(separator: " ").map(String.init)
+        }
+        #expect(packages.count >= 10, "read \(packages) from scripts/lib/common.sh")
+        let unnamed = packages.filter { !section.contains("`\($0)`") }
+        #expect(unnamed.isEmpty, "README.md's \"Two commands\" does not name what the scripts install")
+    }
+
     /// Types each `> ` line into one connection and compares what comes back with the lines below it.
     private func replayInteractive(_ transcript: [String], daemon: Daemon) async throws {
         let client = try await daemon.connect(label: "nc")
