@@ -9,7 +9,9 @@
 /// - `O` opened: `boot id str`;
 /// - `C` closed: nothing more.
 ///
-/// All integers are little-endian. A frame's payload is at most ``maxPayload`` bytes.
+/// All integers are little-endian. A frame's payload is at most ``maxPayload`` bytes, and at
+/// least one, so a frame never starts with four zero bytes: a journal may end in zeros (space
+/// filled ahead of its records, ``JournalPreallocation``), and recovery stops there.
 public enum JournalCodec {
     /// Bytes before a payload: its length and its checksum.
     public static let headerSize = 8

@@ -29,9 +29,10 @@ public struct JournalRecovery: Equatable, Sendable {
     /// An empty recovery (no journal).
     public init() {}
 
-    /// Reads every record of `bytes`. A damaged frame is skipped by looking for the next
-    /// offset where a valid frame starts; if one exists, records were lost in the middle,
-    /// otherwise the tail was torn.
+    /// Reads every record of `bytes`. Zero bytes from a frame's start to the end are the
+    /// journal's unused, zero-filled space, not damage. A damaged frame is skipped by looking
+    /// for the next offset where a valid frame starts; if one exists, records were lost in
+    /// the middle, otherwise the tail was torn.
     ///
     /// Every frame is checked in full, but a room record is only located, not decoded:
     /// rooms are keyed by their name's bytes, and only each room's last record becomes a
@@ -59,6 +60,10 @@ public struct JournalRecovery: Equatable, Sendable {
                 offset = next
                 validLength = next
             case .incomplete, .damaged:
+                // Space the engine filled with zeros ahead of its records
+                // (``JournalPreallocation``): the journal ends here, undamaged. No frame starts
+                // with a zero length, and a torn record leaves bytes that are not all zero.
+                if Self.isZero(bytes, from: offset) { return }
                 if let resume = Self.nextValidFrame(in: bytes, after: offset) {
                     damage.append(.lostRecords(offset: offset, skippedBytes: resume - offset))
                     offset = resume
@@ -124,6 +129,13 @@ public struct JournalRecovery: Equatable, Sendable {
         case .closed:
             closedCleanly = true
         }
+    }
+
+    /// Whether every byte from `offset` to the end is zero.
+    private static func isZero(_ bytes: UnsafeRawBufferPointer, from offset: Int) -> Bool {
+        var any: UInt8 = 0
+        for byte in UnsafeRawBufferPointer(rebasing: bytes[offset...]) { any |= byte }
+        return any == 0
     }
 
     /// The first offset after `offset` where a whole valid frame starts.

@@ -33,7 +33,10 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var pipeline: CommitPipeline
     private let bootID: String
     private var fd: Int32 = -1
+    /// Where the records end: the next record is written here.
     private var size = 0
+    /// The zeros written ahead of the records (``JournalPreallocation``).
+    private var preallocation = JournalPreallocation(fileSize: 0)
     /// Bytes of the last snapshot's records: what the live state costs.
     private var liveSize = 0
     private var scratch: [UInt8] = []
@@ -74,7 +77,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         try JournalFile.makeDirectory(directory)
         unlink("\(directory)/journal.compact")
         unlink("\(directory)/journal.rewrite")
-        fd = open(journalPath, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        fd = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StateEngineError(JournalFile.reason(journalPath)) }
         let bytes: [UInt8]
         switch JournalFile.readAll(fd) {
@@ -122,13 +125,14 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             }
             size = recovery.validLength
         }
+        preallocation = JournalPreallocation(fileSize: size)
         // The boot marker is on the device before anything is acknowledged, so a reboot
         // after an unclean stop is always recognized.
         let opened = JournalCodec.encode(.opened(bootID: bootID))
-        if let why = opened.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+        if let why = opened.withUnsafeBytes({ writeRecords($0) }) ?? JournalFile.sync(fd) {
             // A full disk must not keep the daemon from serving what it has: it starts, and
             // refuses changes until a fresh journal (with this boot's marker) can be written.
-            _ = ftruncate(fd, off_t(size))
+            cutBack()
             startupRefusal = why
         } else {
             size += opened.count
@@ -198,10 +202,10 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
         scratch.removeAll(keepingCapacity: true)
         for saved in rooms { JournalCodec.append(.room(saved), to: &scratch) }
-        let failure = scratch.withUnsafeBytes { JournalFile.writeAll(fd, $0) }
+        let failure = scratch.withUnsafeBytes { writeRecords($0) }
         if let failure {
             // Cut back to the last whole record so later groups can follow it.
-            let intact = ftruncate(fd, off_t(size)) == 0
+            let intact = cutBack()
             reportOutage("cannot write the journal: \(failure)")
             perform(pipeline.writeFailed(reason: failure, fileIntact: intact))
             return
@@ -217,7 +221,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             tail += scratch
             compaction = .snapshotting(tail: tail)
         case .switching(let newFD, let newSize)?:
-            if let why = scratch.withUnsafeBytes({ JournalFile.writeAll(newFD, $0) }) {
+            if let why = scratch.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: newSize) }) {
                 abandonCompaction("cannot write the compacted journal: \(why)")
             } else {
                 compaction = .switching(fd: newFD, size: newSize + scratch.count)
@@ -229,6 +233,33 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         if compaction == nil && !rewriting && pipeline.refusal == nil && size > max(Self.minimumCompactionSize, 4 * liveSize) {
             startCompaction()
         }
+    }
+
+    /// Writes `bytes` where the records end, after filling zeros ahead when the file ends
+    /// there; nil on success, else why not. A failed fill is not a failure: the records are
+    /// appended instead.
+    private func writeRecords(_ bytes: UnsafeRawBufferPointer) -> String? {
+        if let range = preallocation.fill(writing: bytes.count, at: size) {
+            if let why = JournalFile.zeroFill(fd, range) {
+                _ = ftruncate(fd, off_t(preallocation.fileSize))
+                preallocation.fillFailed(at: size)
+                // Not an outage: the records are appended, as they were before any fill. A
+                // full disk shows in the write that fails next, logged once there.
+                logger.debug("journal: cannot write zeros ahead of the records (\(why)); appending")
+            } else {
+                preallocation.filled(range)
+            }
+        }
+        if let why = JournalFile.writeAll(fd, bytes, at: size) { return why }
+        preallocation.wrote(upTo: size + bytes.count)
+        return nil
+    }
+
+    /// Cuts the file back to its whole records (after a failed write); whether that worked.
+    @discardableResult
+    private func cutBack() -> Bool {
+        preallocation = JournalPreallocation(fileSize: size)
+        return ftruncate(fd, off_t(size)) == 0
     }
 
     private func perform(_ actions: [CommitPipeline.Action]) {
@@ -290,6 +321,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 close(fd)
                 fd = newFD
                 size = bytes.count
+                preallocation = JournalPreallocation(fileSize: size)
                 liveSize = size
                 rewriteBackoffMs = 100
                 outage = nil
@@ -326,9 +358,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         let temp = "\(directory)/journal.compact"
         let snapshotSize = bytes.count
         loop.queueWork({ () -> Result<Int32, StateEngineError> in
-            let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+            let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { return .failure(StateEngineError(JournalFile.reason(temp))) }
-            if let why = bytes.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+            if let why = bytes.withUnsafeBytes({ JournalFile.writeAll(fd, $0, at: 0) }) ?? JournalFile.sync(fd) {
                 close(fd)
                 unlink(temp)
                 return .failure(StateEngineError("\(temp): \(why)"))
@@ -344,7 +376,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 compaction = nil
                 compactionFailed("\(error)")
             case .success(let newFD):
-                if let why = tail.withUnsafeBytes({ JournalFile.writeAll(newFD, $0) }) {
+                if let why = tail.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: snapshotSize) }) {
                     close(newFD)
                     unlink(temp)
                     compaction = nil
@@ -376,6 +408,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 close(fd)
                 fd = newFD
                 size = newSize
+                preallocation = JournalPreallocation(fileSize: newSize)
                 compaction = nil
                 logger.info("journal: compacted to \(newSize) bytes")
             }
@@ -410,8 +443,12 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         retryTimer?.close()
         guard fd >= 0 else { return }
         if pipeline.refusal == nil, compaction == nil {
+            // The zeros ahead go: a stopped daemon's journal holds its records only.
             let closed = JournalCodec.encode(.closed)
-            if let why = closed.withUnsafeBytes({ JournalFile.writeAll(fd, $0) }) ?? JournalFile.sync(fd) {
+            let end = size + closed.count
+            if let why = closed.withUnsafeBytes({ JournalFile.writeAll(fd, $0, at: size) })
+                ?? (ftruncate(fd, off_t(end)) == 0 ? nil : String(cString: strerror(errno))) ?? JournalFile.sync(fd)
+            {
                 logger.error("journal: cannot record a clean stop: \(why)")
             }
         }

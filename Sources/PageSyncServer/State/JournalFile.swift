@@ -42,16 +42,32 @@ enum JournalFile {
         return .success(bytes)
     }
 
-    /// Writes all of `bytes` to `fd` (opened with O_APPEND); nil on success, else why not.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> String? {
+    /// Writes all of `bytes` to `fd` at `offset` (`pwrite`: journal files are not opened
+    /// with O_APPEND, under which Linux ignores the offset); nil on success, else why not.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> String? {
         var done = 0
         while done < bytes.count {
-            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
                 return String(cString: strerror(errno))
             }
             done += n
+        }
+        return nil
+    }
+
+    /// 64 KiB of zeros, the unit of ``zeroFill(_:_:)``.
+    private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
+
+    /// Writes zeros over `range` of `fd` (``JournalPreallocation``); nil on success, else why not.
+    static func zeroFill(_ fd: Int32, _ range: Range<Int>) -> String? {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = min(zeros.count, range.upperBound - offset)
+            let why = zeros.withUnsafeBytes { writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[..<count]), at: offset) }
+            if let why { return why }
+            offset += count
         }
         return nil
     }
@@ -74,17 +90,17 @@ enum JournalFile {
     }
 
     /// Writes `bytes` to a new file `temp` and syncs it, renames it to `final` and syncs the
-    /// directory. Returns the new file's descriptor (O_APPEND, positioned at its end).
+    /// directory. Returns the new file's descriptor (not O_APPEND: write at its size).
     /// On failure `temp` is removed. Blocking: thread pool or before the loop runs.
     static func replace(_ final: String, temp: String, directory: String, with bytes: [UInt8]) -> Result<Int32, StateEngineError> {
-        let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .failure(StateEngineError(reason(temp))) }
         func fail(_ why: String) -> Result<Int32, StateEngineError> {
             close(fd)
             unlink(temp)
             return .failure(StateEngineError(why))
         }
-        if let why = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { return fail("\(temp): \(why)") }
+        if let why = bytes.withUnsafeBytes({ writeAll(fd, $0, at: 0) }) { return fail("\(temp): \(why)") }
         if let why = sync(fd) { return fail("\(temp): sync: \(why)") }
         guard rename(temp, final) == 0 else { return fail(reason("\(final): rename")) }
         if let why = syncDirectory(directory) {
