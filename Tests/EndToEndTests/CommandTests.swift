@@ -38,6 +38,44 @@ struct CommandTests {
         }
     }
 
+    @Test("commands sent in one write: each reply reports the room as it stood at its own command")
+    func pipelinedRepliesReportTheirOwnMoment() async throws {
+        try await withDaemon(["notes.txt": Documents.formFeed(pages: 4), "other.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (client, hello) = try await daemon.join()
+            let v0 = try #require(hello.version)
+            // One write: every command is read and handled in the same loop turn.
+            try await client.sendRaw(Array("STATUS\nNEXT\nSTATUS\nROOMS\nJOIN other\nNEXT\nJOIN notes\nFIRST\nSTATUS\n".utf8))
+            // Replies in order (PAGE events between them are skipped).
+            func reply(_ prefix: String) async throws -> ServerLine {
+                let r = try await client.readReply()
+                #expect(r.header.raw.hasPrefix(prefix), "expected \(prefix): \(r.header.raw)")
+                return r.header
+            }
+            let status1 = try await reply("OK room=")
+            #expect(status1.page == 1 && status1.version == v0, "STATUS before NEXT: \(status1.raw)")
+            let ok = try await reply("OK page=")
+            #expect(ok.page == 2 && ok.version == v0 + 1)
+            let status2 = try await reply("OK room=")
+            #expect(status2.page == 2 && status2.version == v0 + 1, "STATUS after NEXT: \(status2.raw)")
+            let rooms = try await client.readReply()
+            #expect(rooms.header.raw.hasPrefix("OK ROOMS 2"), "\(rooms.header.raw)")
+            let notes = try #require(rooms.lines.first { $0.hasPrefix("notes ") })
+            #expect(notes.contains("page=2 ") && notes.contains("clients=1"), "ROOMS before FIRST: \(notes)")
+            let other = try #require(rooms.lines.first { $0.hasPrefix("other ") })
+            #expect(other.contains("page=1 ") && other.contains("clients=0"), "ROOMS before JOIN other: \(other)")
+            let joined = try await reply("OK JOIN")
+            #expect(joined.page == 1, "JOIN other before its NEXT: \(joined.raw)")
+            let next = try await reply("OK page=")
+            #expect(next.page == 2)
+            let back = try await reply("OK JOIN")
+            #expect(back.page == 2 && back.version == v0 + 1, "JOIN notes before FIRST: \(back.raw)")
+            let first = try await reply("OK page=")
+            #expect(first.page == 1 && first.version == v0 + 2)
+            let status3 = try await reply("OK room=")
+            #expect(status3.page == 1 && status3.version == v0 + 2, "STATUS after FIRST: \(status3.raw)")
+        }
+    }
+
     @Test("TEXT of a page longer than max-text is cut and says truncated=yes")
     func longPageIsTruncated() async throws {
         let long = String(repeating: "0123456789abcdef\n", count: 70_000)  // 1,190,000 bytes > 1 MiB

@@ -79,6 +79,34 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
         #expect(text(chunks) == "OK room=r\n" && rendered == 1)
     }
 
+    @Test func aStateReplyLeavesAsRenderedWhenItsGroupIsSaved() {
+        var o = Outbox()
+        o.stage(.state(Array("OK room=r version=3\n".utf8), fallback: .status(room: "r", control: true, clients: 1)),
+                group: 2, backedUp: false)
+        #expect(o.take(settled: 1, backedUp: false, render: noRender).isEmpty, "it waits for the group of its state")
+        var rendered = 0
+        let chunks = o.take(settled: 2, backedUp: false) { _ in rendered += 1; return [] }
+        #expect(text(chunks) == "OK room=r version=3\n" && rendered == 0, "sent as staged, not rendered again")
+    }
+
+    @Test func aStateReplyWhoseGroupFailedReportsTheSavedStateInstead() {
+        var o = Outbox()
+        o.stage(.state(Array("OK room=r version=1\n".utf8), fallback: .status(room: "r", control: true, clients: 1)),
+                group: 1, backedUp: false)
+        o.stage(.state(Array("OK room=r version=3\n".utf8), fallback: .status(room: "r", control: true, clients: 2)),
+                group: 2, backedUp: false)
+        _ = o.fail(after: 1, errorLine: Array("ERR 507\n".utf8))
+        var asked: [DeferredReply] = []
+        let chunks = o.take(settled: 1, backedUp: false) { reply in
+            asked.append(reply)
+            return Array("OK room=r version=2\n".utf8)
+        }
+        // The first reported a saved state and stands; the second's state is gone.
+        #expect(text(chunks) == "OK room=r version=1\nOK room=r version=2\n")
+        #expect(asked == [.status(room: "r", control: true, clients: 2)])
+        #expect(o.isEmpty)
+    }
+
     @Test func aClosingClientGetsNoEventAfterItsLastReply() {
         var o = Outbox()
         o.stage(.bytes(Array("OK BYE\n".utf8)), group: 0, backedUp: false)

@@ -22,11 +22,11 @@ extension Coordinator {
         case .navigate(let navigation, let ifVersion):
             navigate(runtime, navigation, ifVersion: ifVersion, from: session)
         case .status:
-            stage(session, .deferred(.status(room: runtime.room.name, control: session.control, clients: runtime.members.count)))
+            stage(session, reporting: .status(room: runtime.room.name, control: session.control, clients: runtime.members.count))
         case .text(let requested):
             let page = requested ?? runtime.room.state.page
             guard page.number <= runtime.document.pageCount else {
-                stage(session, .deferred(.navigationError(.noSuchPage(page), room: runtime.room.name)))
+                stage(session, reporting: .navigationError(.noSuchPage(page), room: runtime.room.name))
                 return
             }
             do {
@@ -41,7 +41,7 @@ extension Coordinator {
             }
         case .textFrom(let page, let offset):
             guard page.number <= runtime.document.pageCount else {
-                stage(session, .deferred(.navigationError(.noSuchPage(page), room: runtime.room.name)))
+                stage(session, reporting: .navigationError(.noSuchPage(page), room: runtime.room.name))
                 return
             }
             do {
@@ -61,7 +61,7 @@ extension Coordinator {
             }
         case .rooms:
             if roomsAcrossDaemons(for: session) { return }
-            stage(session, .deferred(.rooms))
+            stage(session, reporting: .rooms)
         case .join(let name):
             guard let target = rooms[name] else {
                 stage(session, .bytes(Wire.error(ProtocolError(code: .notFound, message: "no room \"\(name)\"", closesConnection: false))))
@@ -83,7 +83,7 @@ extension Coordinator {
                 session.control = !target.room.policy.requiresToken
                 session.outbox.dropLatest()
             }
-            stage(session, .deferred(.joined(room: name, control: session.control, name: session.name)))
+            stage(session, reporting: .joined(room: name, control: session.control, name: session.name))
         case .name(let name) where name == "-":
             stage(session, .bytes(Wire.error(.malformed("\"-\" means nobody on the wire; pick another name"))))
         case .name(let name):
@@ -147,7 +147,7 @@ extension Coordinator {
         case .success(.unchanged):
             stage(session, .change(Wire.navigated(trial.state)))
         case .failure(let error):
-            stage(session, .deferred(.navigationError(error, room: runtime.room.name)))
+            stage(session, reporting: .navigationError(error, room: runtime.room.name))
         }
     }
 

@@ -40,7 +40,7 @@ extension Coordinator {
         sessions[id] = session
         runtime.members[id] = session
         enterFanout(session, runtime)
-        stage(session, .deferred(.hello(room: runtime.room.name, control: session.control, name: session.name)))
+        stage(session, reporting: .hello(room: runtime.room.name, control: session.control, name: session.name))
         connection.onWritesDrained = { self.writesDrained(id: id) }
         trackIdle(id)
         startReading(session)

@@ -10,6 +10,13 @@ extension Coordinator {
         queueFlush(session)
     }
 
+    /// Queues a reply that reports room state, rendered now from the state its command saw
+    /// (``OutboxItem/state(_:fallback:)``): it leaves once that state is saved, and a later
+    /// command of the same turn cannot change what it says.
+    func stage(_ session: Session, reporting reply: DeferredReply) {
+        stage(session, .state(render(reply, current: true), fallback: reply))
+    }
+
     func queueFlush(_ session: Session) {
         guard !session.flushQueued else { return }
         session.flushQueued = true
@@ -237,30 +244,33 @@ extension Coordinator {
         }
     }
 
-    /// A reply that reports room state, filled in from the room's saved state.
-    private func render(_ reply: DeferredReply) -> [UInt8] {
+    /// A reply that reports room state: from the rooms' state as it stands (`current`, for a
+    /// reply staged now), or as last saved.
+    private func render(_ reply: DeferredReply, current: Bool = false) -> [UInt8] {
+        func snapshot(_ r: RoomRuntime) -> RoomSnapshot { current ? r.snapshot : r.savedSnapshot }
         switch reply {
         case .hello(let room, let control, let name):
             guard let r = rooms[room] else { return [] }
-            return Wire.hello(r.savedSnapshot, control: control, name: name)
+            return Wire.hello(snapshot(r), control: control, name: name)
         case .joined(let room, let control, let name):
             guard let r = rooms[room] else { return [] }
-            return Wire.joined(r.savedSnapshot, control: control, name: name)
+            return Wire.joined(snapshot(r), control: control, name: name)
         case .status(let room, let control, let clients):
             guard let r = rooms[room] else { return [] }
-            return Wire.status(r.savedSnapshot, control: control, clients: clients)
+            return Wire.status(snapshot(r), control: control, clients: clients)
         case .navigationError(let error, let room):
             guard let r = rooms[room] else { return [] }
-            return Wire.error(error, room: r.savedSnapshot)
+            return Wire.error(error, room: snapshot(r))
         case .rooms:
-            return roomsReply(otherClients: [:])
+            return roomsReply(otherClients: [:], current: current)
         }
     }
 
-    /// `OK ROOMS`: every room's saved state; `clients=` adds `otherClients` (other daemons').
-    func roomsReply(otherClients: [String: Int]) -> [UInt8] {
+    /// `OK ROOMS`: every room's saved state (or, `current`, its state as it stands);
+    /// `clients=` adds `otherClients` (other daemons').
+    func roomsReply(otherClients: [String: Int], current: Bool = false) -> [UInt8] {
         let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
-            let s = r.saved
+            let s = current ? r.room.state : r.saved
             let clients = r.members.count + (otherClients[r.room.name] ?? 0)
             return "\(r.room.name) page=\(s.page) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(clients) control=\(r.room.policy.requiresToken ? "token" : "open") wrap=\(r.room.policy.wraps ? "yes" : "no")"
         }

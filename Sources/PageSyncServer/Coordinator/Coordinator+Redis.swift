@@ -38,7 +38,7 @@ extension Coordinator {
     func navigateThroughAuthority(_ authority: any AuthoritativeStateEngine, _ runtime: RoomRuntime,
                                   _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
         if runtime.room.policy.requiresToken && !session.control {
-            stage(session, .deferred(.navigationError(.forbidden, room: runtime.room.name)))
+            stage(session, reporting: .navigationError(.forbidden, room: runtime.room.name))
             return
         }
         let pending = PendingReply()

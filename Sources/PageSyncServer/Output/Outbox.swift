@@ -14,8 +14,10 @@ package final class PendingReply: @unchecked Sendable {  // loop thread only
     package init() {}
 }
 
-/// A reply whose room state is filled in when it leaves, from the room's saved state, so a
-/// client is never told of a state that was not saved.
+/// A reply that reports room state, as a request to render it. It is staged rendered from
+/// the state at the moment of its command (``OutboxItem/state(_:fallback:)``), which leaves
+/// once saved; if that state's group fails, it is rendered again when it leaves, from the
+/// room's saved state, so a client is never told of a state that was not saved.
 package enum DeferredReply: Equatable {
     case hello(room: String, control: Bool, name: String)
     case joined(room: String, control: Bool, name: String)
@@ -32,6 +34,10 @@ package enum OutboxItem {
     case change([UInt8])
     /// A room's state line, kept for a client that keeps up.
     case event(SharedLine)
+    /// A reply reporting the room state of its command's moment, rendered when staged; it
+    /// waits for the group of that state like any item. Should the group fail, it becomes
+    /// `.deferred(fallback)`.
+    case state([UInt8], fallback: DeferredReply)
     /// A reply rendered from saved state when it leaves.
     case deferred(DeferredReply)
     /// A page's text, encoded a chunk at a time as the client takes it.
@@ -41,7 +47,7 @@ package enum OutboxItem {
 
     package var byteCount: Int {
         switch self {
-        case .bytes(let b), .change(let b): b.count
+        case .bytes(let b), .change(let b), .state(let b, _): b.count
         case .event(let line): line.bytes.count
         case .deferred, .pending: 128
         case .text(_, let size): size
@@ -149,6 +155,10 @@ package struct Outbox {
             case .event(let line):
                 stagedBytes -= line.bytes.count
                 items[i].item = .bytes([])
+            case .state(let b, let reply):
+                // It reported a state that is gone: the saved one is reported instead.
+                items[i].item = .deferred(reply)
+                stagedBytes += items[i].item.byteCount - b.count
             case .bytes, .deferred, .text, .pending:
                 break
             }
@@ -172,7 +182,7 @@ package struct Outbox {
             switch items[taken].item {
             case .pending(let p):
                 if let b = p.bytes, !b.isEmpty { out.append(b) }
-            case .bytes(let b), .change(let b):
+            case .bytes(let b), .change(let b), .state(let b, _):
                 if !b.isEmpty { out.append(b) }
             case .event(let line):
                 out.append(line.bytes)
