@@ -112,9 +112,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             for saved in rooms.values { JournalCodec.append(.room(saved), to: &fresh) }
             switch JournalFile.replace(journalPath, temp: "\(directory)/journal.rewrite", directory: directory, with: fresh) {
             case .success(let newFD):
-                close(fd)
-                fd = newFD
-                size = fresh.count
+                adopt(newFD, size: fresh.count)
             case .failure(let e):
                 throw StateEngineError("cannot rewrite the journal: \(e)")
             }
@@ -124,8 +122,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 throw StateEngineError(JournalFile.reason("\(journalPath): truncate"))
             }
             size = recovery.validLength
+            preallocation = JournalPreallocation(fileSize: size)
         }
-        preallocation = JournalPreallocation(fileSize: size)
         // The boot marker is on the device before anything is acknowledged, so a reboot
         // after an unclean stop is always recognized.
         let opened = JournalCodec.encode(.opened(bootID: bootID))
@@ -255,6 +253,14 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         return nil
     }
 
+    /// Makes `newFD`, a file of `size` bytes of records, the journal, closing the one before.
+    private func adopt(_ newFD: Int32, size: Int) {
+        close(fd)
+        fd = newFD
+        self.size = size
+        preallocation = JournalPreallocation(fileSize: size)
+    }
+
     /// Cuts the file back to its whole records (after a failed write); whether that worked.
     @discardableResult
     private func cutBack() -> Bool {
@@ -318,10 +324,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             rewriting = false
             switch result {
             case .success(let newFD):
-                close(fd)
-                fd = newFD
-                size = bytes.count
-                preallocation = JournalPreallocation(fileSize: size)
+                adopt(newFD, size: bytes.count)
                 liveSize = size
                 rewriteBackoffMs = 100
                 outage = nil
@@ -405,10 +408,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             if let error {
                 abandonCompaction(error)
             } else if case .switching(let newFD, let newSize)? = compaction {
-                close(fd)
-                fd = newFD
-                size = newSize
-                preallocation = JournalPreallocation(fileSize: newSize)
+                adopt(newFD, size: newSize)
                 compaction = nil
                 logger.info("journal: compacted to \(newSize) bytes")
             }
