@@ -38,20 +38,20 @@ public enum Wire {
 
     /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
     public static func event(_ room: RoomSnapshot) -> [UInt8] {
-        var out = WireLineBuilder(capacity: 96 + room.name.utf8.count + (room.state.by?.utf8.count ?? 1) + room.state.doc.utf8.count)
-        out.ascii("PAGE room=")
-        out.text(room.name)
-        out.ascii(" ")
-        appendStateFields(room.state, to: &out)
-        return out.finish()
+        WireLineBuilder.line(capacity: 11 + room.name.utf8.count + stateFieldsCapacity(room.state)) { out in
+            out.ascii("PAGE room=")
+            out.text(room.name)
+            out.ascii(" ")
+            appendStateFields(room.state, to: &out)
+        }
     }
 
     /// `OK page= pages= version=`: the reply to a navigation.
     public static func navigated(_ state: RoomState) -> [UInt8] {
-        var out = WireLineBuilder(capacity: 64)
-        out.ascii("OK ")
-        appendPosition(state, to: &out)
-        return out.finish()
+        WireLineBuilder.line(capacity: 3 + positionCapacity) { out in
+            out.ascii("OK ")
+            appendPosition(state, to: &out)
+        }
     }
 
     /// `OK room= page= pages= version= by= doc= wrap= control= clients=`: the reply to `STATUS`.
@@ -158,10 +158,11 @@ public enum Wire {
 
     /// `page= pages= version= by= doc= epoch=`, for lines built as text.
     package static func stateFields(_ s: RoomState) -> String {
-        var out = WireLineBuilder(capacity: 96)
-        appendStateFields(s, to: &out)
-        return String(decoding: out.bytes, as: UTF8.self)
+        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
     }
+
+    /// The most bytes ``appendPosition(_:to:)`` writes.
+    package static let positionCapacity = 5 + 7 + 9 + 3 * WireLineBuilder.decimalCapacity
 
     /// `page= pages= version=`.
     static func appendPosition(_ s: RoomState, to out: inout WireLineBuilder) {
@@ -171,6 +172,11 @@ public enum Wire {
         out.decimal(s.pageCount)
         out.ascii(" version=")
         out.decimal(s.version)
+    }
+
+    /// The most bytes ``appendStateFields(_:to:)`` writes for `s`.
+    package static func stateFieldsCapacity(_ s: RoomState) -> Int {
+        positionCapacity + 4 + (s.by?.utf8.count ?? 1) + 5 + s.doc.utf8.count + 7 + 16
     }
 
     /// `page= pages= version= by= doc= epoch=`.
@@ -192,9 +198,7 @@ public enum Wire {
     /// The text's UTF-8 with every control character (C0 including CR and LF, DEL, C1)
     /// replaced by a space, plus LF: a reply line never carries a control character.
     static func line(_ text: String) -> [UInt8] {
-        var out = WireLineBuilder(capacity: text.utf8.count + 1)
-        out.text(text)
-        return out.finish()
+        WireLineBuilder.line(capacity: text.utf8.count) { $0.text(text) }
     }
 
     static func appendStuffed(_ content: some Collection<UInt8>, to out: inout [UInt8]) {

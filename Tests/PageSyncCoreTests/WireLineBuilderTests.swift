@@ -21,29 +21,28 @@ import PageSyncCore
         return String(scalars)
     }
 
+    /// What ``WireLineBuilder/text(_:)`` makes of `text`, without the LF.
+    private static func sanitized(_ text: String) -> [UInt8] {
+        Array(WireLineBuilder.line(capacity: text.utf8.count) { $0.text(text) }.dropLast())
+    }
+
     @Test func controlsAreReplacedAsInTheStringForm() {
         var rng = SeededGenerator(seed: 0x5EED)
         for _ in 0..<2_000 {
             let text = Self.randomText(&rng, maxLength: 24)
-            var builder = WireLineBuilder(capacity: 0)
-            builder.text(text)
-            #expect(builder.finish() == Self.stringEncoded(text), "\(Array(text.unicodeScalars))")
+            #expect(WireLineBuilder.line(capacity: text.utf8.count) { $0.text(text) } == Self.stringEncoded(text),
+                    "\(Array(text.unicodeScalars))")
         }
-        var only = Array("\u{85}\u{85}x\u{9F}".utf8)
-        ControlCharacters.replaceControls(inUTF8: &only)
-        #expect(only == Array("  x ".utf8))
-        var nbsp = Array("\u{A0}\u{C2}".utf8)  // U+00A0 and U+00C2: C2 A0, C3 82; neither is a control
-        ControlCharacters.replaceControls(inUTF8: &nbsp)
-        #expect(nbsp == Array("\u{A0}\u{C2}".utf8))
-        var clean = Array("page=3 doc=é€界😀".utf8)  // no candidate byte: left as it is
-        ControlCharacters.replaceControls(inUTF8: &clean)
-        #expect(clean == Array("page=3 doc=é€界😀".utf8))
-        var last = Array("abc\u{1B}".utf8)  // the first control is the last byte
-        ControlCharacters.replaceControls(inUTF8: &last)
-        #expect(last == Array("abc ".utf8))
-        var c2Last = Array("ab".utf8) + [0xC2]  // a lone C2 at the end (not valid UTF-8): kept
-        ControlCharacters.replaceControls(inUTF8: &c2Last)
-        #expect(c2Last == Array("ab".utf8) + [0xC2])
+        #expect(Self.sanitized("\u{85}\u{85}x\u{9F}") == Array("  x ".utf8))
+        // U+00A0 and U+00C2: C2 A0, C3 82; neither is a control.
+        #expect(Self.sanitized("\u{A0}\u{C2}") == Array("\u{A0}\u{C2}".utf8))
+        #expect(Self.sanitized("page=3 doc=é€界😀") == Array("page=3 doc=é€界😀".utf8))
+        #expect(Self.sanitized("abc\u{1B}") == Array("abc ".utf8))  // the control is the last byte
+        #expect(Self.sanitized("\u{1B}") == Array(" ".utf8))
+        #expect(Self.sanitized("") == [])
+        // A String is valid UTF-8, so no text ends in a lone C2 and a C1 pair never spans two
+        // texts: replacing per text gives what replacing over the whole line gave.
+        #expect(WireLineBuilder.line(capacity: 5) { $0.text("a\u{C2}"); $0.text("\u{85}") } == Array("a\u{C2} \n".utf8))
     }
 
     @Test func pageEventsMatchTheStringForm() {
@@ -64,21 +63,35 @@ import PageSyncCore
         }
     }
 
+    /// What `body` writes, without the LF.
+    private static func built(_ body: (inout WireLineBuilder) -> Void) -> [UInt8] {
+        Array(WireLineBuilder.line(capacity: 40, body).dropLast())
+    }
+
     @Test func numbers() {
-        for value: UInt64 in [0, 7, 10, 1_000_000, UInt64.max] {
-            var b = WireLineBuilder(capacity: 0)
-            b.decimal(value)
-            #expect(b.bytes == Array(String(value).utf8))
+        for value: UInt64 in [0, 7, 9, 10, 99, 100, 1_000_000, 9_999_999_999, UInt64.max] {
+            #expect(Self.built { $0.decimal(value) } == Array(String(value).utf8))
         }
-        for value: Int in [0, -1, 42, Int.max, Int.min] {
-            var b = WireLineBuilder(capacity: 0)
-            b.decimal(value)
-            #expect(b.bytes == Array(String(value).utf8))
+        for value: Int in [0, -1, 9, -10, 42, Int.max, Int.min] {
+            #expect(Self.built { $0.decimal(value) } == Array(String(value).utf8))
         }
-        for value: UInt64 in [0, 0xf, 0xabc, UInt64.max] {
-            var b = WireLineBuilder(capacity: 0)
-            b.hex16(value)
-            #expect(b.bytes == Array(Epoch(value).description.utf8))
+        #expect(String(UInt64.max).utf8.count == WireLineBuilder.decimalCapacity)
+        #expect(String(Int.min).utf8.count == WireLineBuilder.decimalCapacity)
+        for value: UInt64 in [0, 0xf, 0xabc, 0x0123_4567_89ab_cdef, UInt64.max] {
+            #expect(Self.built { $0.hex16(value) } == Array(Epoch(value).description.utf8))
         }
+    }
+
+    /// The bound each per-change line states covers its longest form: the largest numbers, and
+    /// texts whose every byte is kept.
+    @Test func theStatedCapacityCoversTheLongestLines() {
+        var state = RoomState(page: PageNumber(Int.max)!, pageCount: Int.max, version: UInt64.max, by: "é€界😀", doc: "d😀c")
+        state.epoch = Epoch(UInt64.max)
+        let room = RoomSnapshot(name: "界😀", state: state, wraps: true)
+        let event = Wire.event(room)
+        #expect(event == Self.stringEncoded("PAGE room=\(room.name) \(Wire.stateFields(state))"))
+        // Only page= and pages= (positive Ints, at most 19 digits) leave room unused.
+        #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2)
+        #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).count == 2)
     }
 }

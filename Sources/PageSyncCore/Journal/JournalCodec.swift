@@ -21,38 +21,59 @@ public enum JournalCodec {
     /// Appends `record`'s frame to `out`. Strings longer than 65,535 bytes are cut (the
     /// server's names and ids are far shorter).
     public static func append(_ record: JournalRecord, to out: inout [UInt8]) {
-        let start = out.count
-        out.append(contentsOf: repeatElement(0, count: headerSize))
-        switch record {
-        case .room(let r):
-            out.append(UInt8(ascii: "R"))
-            appendInteger(r.epoch.value, to: &out)
-            appendInteger(r.version, to: &out)
-            appendInteger(UInt32(clamping: r.page.number), to: &out)
-            appendString(r.room, to: &out)
-            appendString(r.by ?? "", to: &out)
-            appendString(r.doc, to: &out)
-        case .opened(let bootID):
-            out.append(UInt8(ascii: "O"))
-            appendString(bootID, to: &out)
-        case .closed:
-            out.append(UInt8(ascii: "C"))
-        }
-        let length = UInt32(out.count - start - headerSize)
-        withUnsafeBytes(of: length.littleEndian) { out.replaceSubrange(start..<start + 4, with: $0) }
-        let crc = out.withUnsafeBytes { raw in
-            let lengthBytes = UnsafeRawBufferPointer(rebasing: raw[start..<start + 4])
-            let payload = UnsafeRawBufferPointer(rebasing: raw[(start + headerSize)...])
-            return CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes))
-        }
-        withUnsafeBytes(of: crc.littleEndian) { out.replaceSubrange(start + 4..<start + 8, with: $0) }
+        out.append(contentsOf: encode(record))
     }
 
     /// The frame of one record.
     public static func encode(_ record: JournalRecord) -> [UInt8] {
-        var out: [UInt8] = []
-        append(record, to: &out)
-        return out
+        ByteWriter.bytes(capacity: frameSize(record)) { write(record, to: &$0) }
+    }
+
+    /// The frames of `records`, one after another, in one allocation: what a group writes.
+    public static func encode(rooms records: [SavedRoom]) -> [UInt8] {
+        var size = 0
+        for record in records { size += frameSize(.room(record)) }
+        return ByteWriter.bytes(capacity: size) { out in
+            for record in records { write(.room(record), to: &out) }
+        }
+    }
+
+    /// The exact size of `record`'s frame.
+    static func frameSize(_ record: JournalRecord) -> Int {
+        switch record {
+        case .room(let r):
+            headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.room) + storedLength(r.by ?? "") + storedLength(r.doc)
+        case .opened(let bootID):
+            headerSize + 1 + 2 + storedLength(bootID)
+        case .closed:
+            headerSize + 1
+        }
+    }
+
+    /// Writes `record`'s frame: the payload first, then its length and checksum in front of it.
+    static func write(_ record: JournalRecord, to out: inout ByteWriter) {
+        let start = out.count
+        out.zeros(headerSize)
+        switch record {
+        case .room(let r):
+            out.byte(UInt8(ascii: "R"))
+            out.littleEndian(r.epoch.value)
+            out.littleEndian(r.version)
+            out.littleEndian(UInt32(clamping: r.page.number))
+            writeString(r.room, to: &out)
+            writeString(r.by ?? "", to: &out)
+            writeString(r.doc, to: &out)
+        case .opened(let bootID):
+            out.byte(UInt8(ascii: "O"))
+            writeString(bootID, to: &out)
+        case .closed:
+            out.byte(UInt8(ascii: "C"))
+        }
+        let length = UInt32(out.count - start - headerSize)
+        out.store(littleEndian: length, at: start)
+        let lengthBytes = out.written(start..<start + 4)
+        let payload = out.written(start + headerSize..<out.count)
+        out.store(littleEndian: CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes)), at: start + 4)
     }
 
     /// What is at an offset of a journal.
@@ -176,25 +197,22 @@ public enum JournalCodec {
         }
     }
 
-    private static func appendInteger<T: FixedWidthInteger>(_ v: T, to out: inout [UInt8]) {
-        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    /// How many of `s`'s UTF-8 bytes a record keeps: all of them below 65,535; else at most
+    /// 65,535, never cutting inside a character.
+    private static func storedLength(_ s: String) -> Int {
+        let count = s.utf8.count
+        if count < 65_535 { return count }  // every real name
+        let utf8 = Array(s.utf8.prefix(65_535))
+        var n = utf8.count
+        while n > 0, utf8[n - 1] & 0xC0 == 0x80 { n -= 1 }
+        if n > 0, utf8[n - 1] >= 0xC0 { n -= 1 }
+        return n
     }
 
-    private static func appendString(_ s: String, to out: inout [UInt8]) {
-        let count = s.utf8.count
-        if count < 65_535 {  // every real name: no copy
-            appendInteger(UInt16(count), to: &out)
-            out.append(contentsOf: s.utf8)
-            return
-        }
-        var utf8 = Array(s.utf8.prefix(65_535))
-        // Never cut inside a character: drop continuation bytes left at the end.
-        if utf8.count == 65_535 {
-            while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() }
-            if let last = utf8.last, last >= 0xC0 { utf8.removeLast() }
-        }
-        appendInteger(UInt16(utf8.count), to: &out)
-        out.append(contentsOf: utf8)
+    private static func writeString(_ s: String, to out: inout ByteWriter) {
+        let n = storedLength(s)
+        out.littleEndian(UInt16(n))
+        out.utf8(s, prefix: n)
     }
 
     private static func readInteger<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, _ offset: Int, as: T.Type) -> T {

@@ -39,7 +39,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var preallocation = JournalPreallocation(fileSize: 0)
     /// Bytes of the last snapshot's records: what the live state costs.
     private var liveSize = 0
-    private var scratch: [UInt8] = []
+
     private var syncTimer: UV.Timer?
     /// One disk job (a sync, or the end of a compaction) at a time, in order.
     private var diskBusy = false
@@ -198,9 +198,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             perform(pipeline.skipped(group: group))
             return
         }
-        scratch.removeAll(keepingCapacity: true)
-        for saved in rooms { JournalCodec.append(.room(saved), to: &scratch) }
-        let failure = scratch.withUnsafeBytes { writeRecords($0) }
+        let records = JournalCodec.encode(rooms: rooms)
+        let failure = records.withUnsafeBytes { writeRecords($0) }
         if let failure {
             // Cut back to the last whole record so later groups can follow it.
             let intact = cutBack()
@@ -208,7 +207,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             perform(pipeline.writeFailed(reason: failure, fileIntact: intact))
             return
         }
-        size += scratch.count
+        size += records.count
         if outage != nil && pipeline.refusal == nil {
             outage = nil
             logger.notice("journal: writing again")
@@ -216,13 +215,13 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         switch compaction {
         case .snapshotting(var tail)?:
             compaction = nil
-            tail += scratch
+            tail += records
             compaction = .snapshotting(tail: tail)
         case .switching(let newFD, let newSize)?:
-            if let why = scratch.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: newSize) }) {
+            if let why = records.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: newSize) }) {
                 abandonCompaction("cannot write the compacted journal: \(why)")
             } else {
-                compaction = .switching(fd: newFD, size: newSize + scratch.count)
+                compaction = .switching(fd: newFD, size: newSize + records.count)
             }
         case nil:
             break

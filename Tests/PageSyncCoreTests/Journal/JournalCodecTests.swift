@@ -107,4 +107,42 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         #expect(frame([0, 0, 0, 0, 0, 0, 0, 0]) == .damaged, "empty payload")
         #expect(frame([0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0]) == .damaged, "absurd length")
     }
+
+    /// The bytes on disk, built here from the format's description (not by the encoder), so a
+    /// change of encoder that changed the format fails: journals written before must still read.
+    @Test func aRoomRecordsBytesAreTheDocumentedFormat() {
+        func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        func str(_ s: String) -> [UInt8] { le(UInt16(s.utf8.count)) + Array(s.utf8) }
+        let payload = [UInt8(ascii: "R")] + le(UInt64(0xABCD)) + le(UInt64(17)) + le(UInt32(3))
+            + str("ü-room") + str("ann") + str("5f1c3a2b")
+        let length = le(UInt32(payload.count))
+        let expected = length + le(CRC32C.checksum(payload, continuing: CRC32C.checksum(length))) + payload
+        #expect(JournalCodec.encode(.room(saved("ü-room"))) == expected)
+        #expect(JournalCodec.encode(.closed) == le(UInt32(1)) + le(CRC32C.checksum([UInt8(ascii: "C")], continuing: CRC32C.checksum(le(UInt32(1))))) + [UInt8(ascii: "C")])
+    }
+
+    /// A group's records are encoded in one allocation, and are the records one after another.
+    @Test func aGroupIsItsRecordsInOrder() {
+        let rooms = [saved("a"), saved("b", by: nil), saved("ü-room", version: UInt64.max, doc: "")]
+        var oneByOne: [UInt8] = []
+        for room in rooms { JournalCodec.append(.room(room), to: &oneByOne) }
+        #expect(JournalCodec.encode(rooms: rooms) == oneByOne)
+        #expect(JournalCodec.encode(rooms: []) == [])
+    }
+
+    /// A string past 65,535 bytes is cut at the last whole character before the limit.
+    @Test func longStringsAreCutBetweenCharacters() {
+        let ascii = String(repeating: "a", count: 70_000)
+        let euro = String(repeating: "€", count: 30_000)  // 3 bytes each: 65,535 is a boundary, cut one before it
+        for (doc, kept) in [(ascii, 65_535), (euro, 65_532), (String(repeating: "a", count: 65_534), 65_534)] {
+            let bytes = JournalCodec.encode(.room(saved(doc: doc)))
+            guard case .record(.room(let back), let next) = frame(bytes) else {
+                Issue.record("a record with a \(doc.utf8.count)-byte doc does not read back")
+                continue
+            }
+            #expect(next == bytes.count)
+            #expect(back.doc.utf8.count == kept)
+            #expect(doc.utf8.starts(with: back.doc.utf8))
+        }
+    }
 }

@@ -1,0 +1,141 @@
+/// Writes bytes into an array allocated once, at a size bounded beforehand: how the encoders of
+/// what every change sends and saves (the `PAGE` line, the `OK` of a navigation, a journal
+/// record) fill their bytes without growing an array a piece at a time.
+///
+/// The caller states an upper bound, ``bytes(capacity:_:)`` allocates it, and each write checks
+/// the bound once (a `precondition`: writing past it stops the process, never memory it does
+/// not own). The array's count is what was written.
+package struct ByteWriter {
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    /// The number of bytes written so far.
+    package private(set) var count = 0
+
+    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// The bytes `body` writes, in an array of capacity at most `capacity`.
+    package static func bytes(capacity: Int, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: max(capacity, 1)) { buffer, count in
+            var writer = ByteWriter(base: buffer.baseAddress!, capacity: capacity)
+            body(&writer)
+            count = writer.count
+        }
+    }
+
+    /// Where the next `n` bytes go, after checking they fit.
+    @inline(__always)
+    private mutating func claim(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        precondition(n <= capacity - count, "ByteWriter: writing past the stated capacity")
+        defer { count += n }
+        return base + count
+    }
+
+    /// Appends one byte.
+    package mutating func byte(_ value: UInt8) {
+        claim(1).pointee = value
+    }
+
+    /// Appends `bytes` as they are.
+    package mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        UnsafeMutableRawPointer(claim(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
+    }
+
+    /// Appends ASCII text (a field name or a keyword).
+    package mutating func ascii(_ text: StaticString) {
+        text.withUTF8Buffer { bytes(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends the first `count` bytes of `text`'s UTF-8 as they are.
+    package mutating func utf8(_ text: String, prefix count: Int) {
+        var text = text
+        text.withUTF8 { bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0).prefix(count))) }
+    }
+
+    /// Appends `text`'s UTF-8 with every control character (C0 including CR and LF, DEL, and
+    /// C1) replaced by one space: ``ControlCharacters/replacingControls(_:)`` in bytes. C0 and
+    /// DEL are one byte each; a C1 character is the two bytes `C2 80` to `C2 9F`. At most
+    /// `text.utf8.count` bytes.
+    package mutating func utf8ReplacingControls(_ text: String) {
+        var text = text
+        text.withUTF8 { source in
+            let n = source.count
+            let out = claim(n)
+            var read = 0
+            var write = 0
+            while read < n {
+                let b = source[read]
+                if b < 0x20 || b == 0x7F {
+                    out[write] = 0x20
+                    read += 1
+                } else if b == 0xC2, read + 1 < n, source[read + 1] >= 0x80, source[read + 1] <= 0x9F {
+                    out[write] = 0x20
+                    read += 2
+                } else {
+                    out[write] = b
+                    read += 1
+                }
+                write += 1
+            }
+            count -= n - write  // a C1 character's two bytes became one
+        }
+    }
+
+    /// Appends `value` in decimal, as `String(value)` would (at most 20 bytes).
+    package mutating func decimal(_ value: UInt64) {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        var at = claim(digits) + digits
+        rest = value
+        repeat {
+            at -= 1
+            at.pointee = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
+            rest /= 10
+        } while rest != 0
+    }
+
+    /// Appends `value` in decimal, negative values with a leading `-`, as `String(value)` would
+    /// (at most 20 bytes).
+    package mutating func decimal(_ value: Int) {
+        if value < 0 { byte(UInt8(ascii: "-")) }
+        decimal(UInt64(value.magnitude))
+    }
+
+    /// Appends `value` as 16 lower-case hex digits, zero-padded (an ``Epoch``'s form).
+    package mutating func hex16(_ value: UInt64) {
+        let out = claim(16)
+        for i in 0..<16 {
+            let nibble = UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * i)) & 0xF
+            out[i] = nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ (nibble &- 10)
+        }
+    }
+
+    /// Appends `value`'s bytes, little-endian.
+    package mutating func littleEndian<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes($0) }
+    }
+
+    /// Appends `n` zero bytes (a header filled in later with ``store(littleEndian:at:)``).
+    package mutating func zeros(_ n: Int) {
+        claim(n).initialize(repeating: 0, count: n)
+    }
+
+    /// Overwrites bytes already written at `offset` with `value`, little-endian.
+    package mutating func store<T: FixedWidthInteger>(littleEndian value: T, at offset: Int) {
+        precondition(offset >= 0 && MemoryLayout<T>.size <= count - offset, "ByteWriter: storing outside what was written")
+        UnsafeMutableRawPointer(base + offset).storeBytes(of: value.littleEndian, toByteOffset: 0, as: T.self)
+    }
+
+    /// The bytes written in `range`.
+    package func written(_ range: Range<Int>) -> UnsafeRawBufferPointer {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteWriter: reading outside what was written")
+        return UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+    }
+}
