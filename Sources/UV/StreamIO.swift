@@ -156,30 +156,34 @@ final class StreamIO: UVHandleOwner {
     func write(_ parts: [[UInt8]]) {
         loop.assertOnLoopThread()
         guard acceptsWrites else { return }
-        let parts = parts.filter { !$0.isEmpty }
-        guard !parts.isEmpty else { return }
-        // Collect stable pointers by nesting withUnsafeBufferPointer; beyond a small number of
-        // parts, write them in chunks (order is preserved either way).
+        // Collect stable pointers by nesting withUnsafeBufferPointer, into buffers on the stack;
+        // beyond a small number of parts, write them in chunks (order is preserved either way).
         let chunkSize = 16
-        var start = 0
-        while start < parts.count {
-            let end = min(start + chunkSize, parts.count)
-            var buffers: [uv_buf_t] = []
-            buffers.reserveCapacity(end - start)
-            collect(parts, start, end, &buffers)
-            start = end
+        withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: chunkSize) { buffers in
+            var start = 0
+            while start < parts.count {
+                let end = min(start + chunkSize, parts.count)
+                collect(parts, start, end, buffers, 0)
+                start = end
+            }
         }
     }
 
-    private func collect(_ parts: [[UInt8]], _ index: Int, _ end: Int, _ buffers: inout [uv_buf_t]) {
+    /// Points `buffers[filled...]` at the non-empty parts in `index..<end`, then writes them.
+    private func collect(_ parts: [[UInt8]], _ index: Int, _ end: Int,
+                         _ buffers: UnsafeMutableBufferPointer<uv_buf_t>, _ filled: Int) {
         if index == end {
-            buffers.withUnsafeMutableBufferPointer { write($0) }
+            if filled > 0 { write(UnsafeMutableBufferPointer(rebasing: buffers[..<filled])) }
+            return
+        }
+        guard !parts[index].isEmpty else {
+            collect(parts, index + 1, end, buffers, filled)
             return
         }
         parts[index].withUnsafeBufferPointer { part in
-            buffers.append(uv_buf_init(UnsafeMutableRawPointer(mutating: part.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                       UInt32(part.count)))
-            collect(parts, index + 1, end, &buffers)
+            buffers[filled] = uv_buf_init(UnsafeMutableRawPointer(mutating: part.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                          UInt32(part.count))
+            collect(parts, index + 1, end, buffers, filled + 1)
         }
     }
 

@@ -101,27 +101,45 @@ extension Coordinator {
     /// The fan-out of a room with one new line (the usual case): the line's bytes are taken
     /// once, and a member whose outbox holds nothing (``Outbox/takesLineDirectly``) gets
     /// them written straight to its socket when the socket is idle, touching nothing else;
-    /// every other member goes the general way, through its outbox.
+    /// every other member then goes the general way, through its outbox.
     ///
-    /// The members are walked as they stood when the pass began (a copy of the dense array,
-    /// as the dictionary's values were before), without retaining each one. A member written
-    /// directly keeps its cursor: the log is reset right after the pass, which starts a new
-    /// run, so every cursor has seen everything before it.
+    /// The members are walked as they stood when the pass began (a copy of the dense array),
+    /// without retaining each one. A member written directly keeps its cursor: the log is
+    /// reset right after the pass, which starts a new run, so every cursor has seen
+    /// everything before it.
     private func fanOutOneLine(_ runtime: RoomRuntime, settled: UInt64) {
         let log = runtime.fanout
         let members = runtime.members.elements
+        var from = 0
+        while let index = Self.writeDirectly(log, to: members, from: from) {
+            deliverThroughOutbox(members[index], runtime, settled: settled)
+            from = index + 1
+        }
+    }
+
+    /// The direct half of ``fanOutOneLine(_:settled:)``: writes `log`'s one line to each
+    /// member from `start` on that takes it directly, and stops at the first that does not,
+    /// returning its index (nil once every member is done).
+    ///
+    /// It is `nonisolated` on purpose, and runs on the loop thread like its caller: the
+    /// closures it hands to `withUnsafeBufferPointer` and `_withUnsafeGuaranteedRef` are then
+    /// not actor-isolated, so Swift checks no executor on entering each one. Isolated, the
+    /// per-member closure cost one `swift_task_isCurrentExecutor` (about 380 instructions,
+    /// more than the rest of a direct write's user-space work) per member and change.
+    private nonisolated static func writeDirectly(_ log: FanoutLog, to members: ContiguousArray<Session>,
+                                                  from start: Int) -> Int? {
         log.lines[0].line.bytes.withUnsafeBytes { bytes in
             members.withUnsafeBufferPointer { members in
-                for index in members.indices {
-                    Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
-                        if let writer = member.writer, log.hasUnseen(from: member.fanoutCursor),
-                            member.outbox.takesLineDirectly, writer.writeIfIdle(bytes)
-                        {
-                            return
-                        }
-                        deliverThroughOutbox(member, runtime, settled: settled)
+                for index in start..<members.count {
+                    let written = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+                        guard let writer = member.writer, log.hasUnseen(from: member.fanoutCursor),
+                            member.outbox.takesLineDirectly
+                        else { return false }
+                        return writer.writeIfIdle(bytes)
                     }
+                    if !written { return index }
                 }
+                return nil
             }
         }
     }
@@ -215,8 +233,13 @@ extension Coordinator {
         // in pieces, and the turn's time budget counts from there.
         var watch = LazyCPUStopwatch()
         if session.outbox.isStreaming { watch.start() }
+        // The coordinator's buffer of chunks, taken out while it is filled (no copy, nothing allocated).
+        var chunks: [[UInt8]] = []
+        swap(&chunks, &flushChunks)
+        defer { swap(&chunks, &flushChunks) }
         repeat {
-            let chunks = session.outbox.take(settled: settled, backedUp: session.backedUp) { render($0) }
+            chunks.removeAll(keepingCapacity: true)
+            session.outbox.take(settled: settled, backedUp: session.backedUp, into: &chunks) { render($0) }
             switch chunks.count {
             case 0: break
             case 1: connection.write(chunks[0])

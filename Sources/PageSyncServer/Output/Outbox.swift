@@ -175,6 +175,14 @@ package struct Outbox {
     /// gets no event after its last reply.
     package mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
         var out: [[UInt8]] = []
+        take(settled: settled, backedUp: backedUp, into: &out, render: render)
+        return out
+    }
+
+    /// ``take(settled:backedUp:render:)``, appending to `out` (a buffer the caller reuses, so
+    /// taking allocates nothing).
+    package mutating func take(settled: UInt64, backedUp: Bool, into out: inout [[UInt8]],
+                               render: (DeferredReply) -> [UInt8]) {
         var taken = 0
         var partlySent = false
         while taken < items.count, items[taken].group <= settled, !partlySent {
@@ -211,7 +219,6 @@ package struct Outbox {
             out.append(slot.line.bytes)
             latest = nil
         }
-        return out
     }
 
     /// The fan-out's fast path: takes the slot's line when it is all that waits and may
