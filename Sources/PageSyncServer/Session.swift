@@ -17,8 +17,9 @@ final class Session {
     let id: Int
     var name: String
     var framer: LineFramer
-    /// The room this client is in.
-    var room: String
+    /// The room this client is in (rooms live as long as the coordinator; its member set
+    /// holds this session until ``Coordinator/forget(_:)``).
+    var runtime: RoomRuntime
     /// Whether this client may turn pages in its room.
     var control: Bool
     /// Whether the session is in the coordinator's flush list.
@@ -34,13 +35,13 @@ final class Session {
     /// Whether any byte arrived yet (the first one is checked for TLS).
     var receivedAny = false
 
-    init(id: Int, name: String, connection: any StreamConnection, maxLineLength: Int, room: String, control: Bool) {
+    init(id: Int, name: String, connection: any StreamConnection, maxLineLength: Int, runtime: RoomRuntime, control: Bool) {
         self.id = id
         self.name = name
         self.connection = connection
         self.writer = connection.directWriter
         self.framer = LineFramer(maxLineLength: maxLineLength)
-        self.room = room
+        self.runtime = runtime
         self.control = control
     }
 

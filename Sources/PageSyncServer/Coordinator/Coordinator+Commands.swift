@@ -17,7 +17,7 @@ extension Coordinator {
     }
 
     func execute(_ command: Command, from session: Session) {
-        guard let runtime = rooms[session.room] else { return }
+        let runtime = session.runtime
         switch command {
         case .navigate(let navigation, let ifVersion):
             navigate(runtime, navigation, ifVersion: ifVersion, from: session)
@@ -79,7 +79,7 @@ extension Coordinator {
                 runtime.members[session.id] = nil
                 target.members[session.id] = session
                 enterFanout(session, target)
-                session.room = name
+                session.runtime = target
                 session.control = !target.room.policy.requiresToken
                 session.outbox.dropLatest()
             }

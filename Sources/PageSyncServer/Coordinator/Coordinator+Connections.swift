@@ -36,7 +36,7 @@ extension Coordinator {
         let runtime = rooms[roomOrder[0]]!
         let session = Session(
             id: id, name: "guest-\(id)", connection: connection, maxLineLength: config.maxLineLength,
-            room: runtime.room.name, control: !runtime.room.policy.requiresToken)
+            runtime: runtime, control: !runtime.room.policy.requiresToken)
         sessions[id] = session
         runtime.members[id] = session
         enterFanout(session, runtime)
@@ -177,7 +177,7 @@ extension Coordinator {
     func forget(_ session: Session) {
         session.outbox.state = .closed
         sessions[session.id] = nil
-        rooms[session.room]?.members[session.id] = nil
+        session.runtime.members[session.id] = nil
         waiting[session.id] = nil
     }
 

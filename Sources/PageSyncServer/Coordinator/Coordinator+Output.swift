@@ -52,7 +52,9 @@ extension Coordinator {
     /// Offers `session` the lines of its room's fan-out it has not been offered yet, so a
     /// reply staged now follows them.
     func catchUp(_ session: Session) {
-        guard !fanoutRooms.isEmpty, let runtime = rooms[session.room], !runtime.fanout.isEmpty else { return }
+        guard !fanoutRooms.isEmpty else { return }
+        let runtime = session.runtime
+        guard !runtime.fanout.isEmpty else { return }
         offerUnseen(session, runtime, backedUp: session.backedUp)
     }
 
@@ -345,11 +347,9 @@ extension Coordinator {
         stagingGroup = min(stagingGroup, after)
         let errorLine = Self.notSavedLine(reason)
         for session in sessions.values {
-            if session.outbox.fail(after: after, errorLine: errorLine),
-                let runtime = rooms[session.room], undone.contains(where: { $0 === runtime })
-            {
+            if session.outbox.fail(after: after, errorLine: errorLine), undone.contains(where: { $0 === session.runtime }) {
                 // Its slot held a state that is gone: it gets the room's state as it stands.
-                session.outbox.offer(SharedLine(Wire.event(runtime.snapshot)), group: after, backedUp: session.backedUp)
+                session.outbox.offer(SharedLine(Wire.event(session.runtime.snapshot)), group: after, backedUp: session.backedUp)
             }
             queueFlush(session)
         }
