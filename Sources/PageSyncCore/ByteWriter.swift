@@ -51,8 +51,15 @@ package struct ByteWriter {
 
     /// Appends the first `count` bytes of `text`'s UTF-8 as they are.
     package mutating func utf8(_ text: String, prefix count: Int) {
-        var text = text
-        text.withUTF8 { bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0).prefix(count))) }
+        precondition(count <= text.utf8.count, "ByteWriter: a prefix longer than the text")
+        guard count > 0 else { return }
+        let out = claim(count)
+        let copied: Void? = text.utf8.withContiguousStorageIfAvailable { source in
+            out.update(from: source.baseAddress!, count: count)
+        }
+        if copied == nil {
+            for (i, b) in text.utf8.prefix(count).enumerated() { out[i] = b }
+        }
     }
 
     /// Appends `text`'s UTF-8 with every control character (C0 including CR and LF, DEL, and

@@ -32,30 +32,44 @@ public enum JournalCodec {
     /// The frames of `records`, one after another, in one allocation: what a group writes.
     public static func encode(rooms records: [SavedRoom]) -> [UInt8] {
         var size = 0
-        for record in records { size += frameSize(.room(record)) }
+        for record in records { size += roomFrameSize(record) }
         return ByteWriter.bytes(capacity: size) { out in
-            for record in records { write(.room(record), to: &out) }
+            for record in records { writeRoom(record, to: &out) }
         }
     }
 
     /// The exact size of `record`'s frame.
     static func frameSize(_ record: JournalRecord) -> Int {
         switch record {
-        case .room(let r):
-            headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.room) + storedLength(r.by ?? "") + storedLength(r.doc)
-        case .opened(let bootID):
-            headerSize + 1 + 2 + storedLength(bootID)
-        case .closed:
-            headerSize + 1
+        case .room(let r): roomFrameSize(r)
+        case .opened(let bootID): headerSize + 1 + 2 + storedLength(bootID)
+        case .closed: headerSize + 1
         }
     }
 
-    /// Writes `record`'s frame: the payload first, then its length and checksum in front of it.
+    /// The exact size of a room record's frame.
+    private static func roomFrameSize(_ r: SavedRoom) -> Int {
+        headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.room) + storedLength(r.by ?? "") + storedLength(r.doc)
+    }
+
+    /// Writes `record`'s frame.
     static func write(_ record: JournalRecord, to out: inout ByteWriter) {
-        let start = out.count
-        out.zeros(headerSize)
         switch record {
         case .room(let r):
+            writeRoom(r, to: &out)
+        case .opened(let bootID):
+            writeFrame(to: &out) { out in
+                out.byte(UInt8(ascii: "O"))
+                writeString(bootID, to: &out)
+            }
+        case .closed:
+            writeFrame(to: &out) { $0.byte(UInt8(ascii: "C")) }
+        }
+    }
+
+    /// Writes a room record's frame (without wrapping it in a ``JournalRecord``, which copies it).
+    private static func writeRoom(_ r: SavedRoom, to out: inout ByteWriter) {
+        writeFrame(to: &out) { out in
             out.byte(UInt8(ascii: "R"))
             out.littleEndian(r.epoch.value)
             out.littleEndian(r.version)
@@ -63,12 +77,15 @@ public enum JournalCodec {
             writeString(r.room, to: &out)
             writeString(r.by ?? "", to: &out)
             writeString(r.doc, to: &out)
-        case .opened(let bootID):
-            out.byte(UInt8(ascii: "O"))
-            writeString(bootID, to: &out)
-        case .closed:
-            out.byte(UInt8(ascii: "C"))
         }
+    }
+
+    /// Writes the payload `payload` writes, then its length and checksum in front of it.
+    @inline(__always)
+    private static func writeFrame(to out: inout ByteWriter, _ payload: (inout ByteWriter) -> Void) {
+        let start = out.count
+        out.zeros(headerSize)
+        payload(&out)
         let length = UInt32(out.count - start - headerSize)
         out.store(littleEndian: length, at: start)
         let lengthBytes = out.written(start..<start + 4)

@@ -5,9 +5,6 @@ import UV
 /// The coordinator's side of an authoritative engine (Redis): navigations are decided by the
 /// engine, states from every daemon are applied and fanned out, and presence is shared.
 extension Coordinator {
-    /// The engine, when it is the authority over room state.
-    var authority: (any AuthoritativeStateEngine)? { engine as? any AuthoritativeStateEngine }
-
     /// Wires the engine's callbacks and starts the presence heartbeat (from ``start()``).
     func startAuthority() {
         guard let authority else { return }

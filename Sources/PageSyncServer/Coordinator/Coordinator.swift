@@ -29,6 +29,8 @@ public actor Coordinator {
     let listenFDs: [Int32]
     let tlsListenFDs: [Int32]
     let engine: any StateEngine
+    /// The engine, when it is the authority over room state (Redis); cast once, not per command.
+    let authority: (any AuthoritativeStateEngine)?
     /// What the engine read back at start; used once, by ``addRoom(_:document:)``.
     let loaded: LoadedState
     /// The epoch every saved room moves to when the saved history cannot be trusted.
@@ -123,6 +125,7 @@ public actor Coordinator {
         self.config = config
         self.logger = logger
         self.engine = engine
+        self.authority = engine as? any AuthoritativeStateEngine
         self.loaded = loaded
         self.restartEpoch = loaded.newEpochReason == nil ? nil : .random()
         self.observer = observer
