@@ -1,9 +1,9 @@
 import Testing
 import PageSyncServer
 
-private func line(_ text: String) -> SharedLine { SharedLine(Array("\(text)\n".utf8)) }
-private func texts(_ lines: ArraySlice<(line: SharedLine, group: UInt64)>) -> [String] {
-    lines.map { String(decoding: $0.line.bytes, as: UTF8.self) }
+private func line(_ text: String) -> [UInt8] { Array("\(text)\n".utf8) }
+private func texts(_ lines: ArraySlice<(line: [UInt8], group: UInt64)>) -> [String] {
+    lines.map { String(decoding: $0.line, as: UTF8.self) }
 }
 
 @Suite struct FanoutLogTests {
@@ -68,7 +68,7 @@ private func texts(_ lines: ArraySlice<(line: SharedLine, group: UInt64)>) -> [S
         #expect(o.takeLatestAlone(settled: 1, backedUp: false) == nil, "its group is not settled")
         #expect(o.takeLatestAlone(settled: 2, backedUp: true) == nil, "the client is backed up")
         let taken = o.takeLatestAlone(settled: 2, backedUp: false)
-        #expect(taken.map { String(decoding: $0.bytes, as: UTF8.self) } == "PAGE v1\n")
+        #expect(taken.map { String(decoding: $0, as: UTF8.self) } == "PAGE v1\n")
         #expect(o.isEmpty)
     }
 

@@ -39,11 +39,11 @@ extension Coordinator {
     /// earlier, when anything else is staged for it.
     func roomChanged(_ runtime: RoomRuntime) {
         markChanged(runtime)
-        publish(SharedLine(Wire.event(runtime.snapshot)), group: stagingGroup, in: runtime)
+        publish(Wire.event(runtime.snapshot), group: stagingGroup, in: runtime)
     }
 
     /// Adds `line` to the room's fan-out, waiting for `group`.
-    func publish(_ line: SharedLine, group: UInt64, in runtime: RoomRuntime) {
+    func publish(_ line: [UInt8], group: UInt64, in runtime: RoomRuntime) {
         // A room is in the fan-out list exactly while its log is not empty.
         if runtime.fanout.isEmpty { fanoutRooms.append(runtime) }
         runtime.fanout.append(line, group: group)
@@ -130,7 +130,7 @@ extension Coordinator {
     /// more than the rest of a direct write's user-space work) per member and change.
     private nonisolated static func writeDirectly(_ log: FanoutLog, to members: ContiguousArray<Session>,
                                                   from start: Int) -> Int? {
-        log.lines[0].line.bytes.withUnsafeBytes { bytes in
+        log.lines[0].line.withUnsafeBytes { bytes in
             members.withUnsafeBufferPointer { members in
                 for index in start..<members.count {
                     let written = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
@@ -153,7 +153,7 @@ extension Coordinator {
         let backedUp = member.backedUp
         offerUnseen(member, runtime, backedUp: backedUp)
         if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
-            member.connection.write(line.bytes)
+            member.connection.write(line)
         } else if !backedUp && !member.outbox.isEmpty {
             queueFlush(member)
         }
@@ -349,7 +349,7 @@ extension Coordinator {
         for session in sessions.values {
             if session.outbox.fail(after: after, errorLine: errorLine), undone.contains(where: { $0 === session.runtime }) {
                 // Its slot held a state that is gone: it gets the room's state as it stands.
-                session.outbox.offer(SharedLine(Wire.event(session.runtime.snapshot)), group: after, backedUp: session.backedUp)
+                session.outbox.offer(Wire.event(session.runtime.snapshot), group: after, backedUp: session.backedUp)
             }
             queueFlush(session)
         }

@@ -94,7 +94,7 @@ extension Coordinator {
         runtime.saved = runtime.room.state
         runtime.submitted = runtime.room.state
         // Group 0 is always settled: the fan-out pass of this turn writes it.
-        publish(SharedLine(Wire.event(runtime.snapshot)), group: 0, in: runtime)
+        publish(Wire.event(runtime.snapshot), group: 0, in: runtime)
     }
 
     // MARK: - Presence

@@ -1,11 +1,5 @@
 import PageSyncCore
 
-/// An event line encoded once and shared by every session it goes to.
-package final class SharedLine: Sendable {
-    package let bytes: [UInt8]
-    package init(_ bytes: [UInt8]) { self.bytes = bytes }
-}
-
 /// A reply another process decides (the Redis engine): staged in order, filled in when the
 /// answer comes. Nothing staged after it leaves before it is filled.
 package final class PendingReply: @unchecked Sendable {  // loop thread only
@@ -32,8 +26,9 @@ package enum OutboxItem {
     case bytes([UInt8])
     /// The `OK` for a change: becomes `ERR 507` if the change could not be saved.
     case change([UInt8])
-    /// A room's state line, kept for a client that keeps up.
-    case event(SharedLine)
+    /// A room's state line, kept for a client that keeps up: encoded once, and the same array
+    /// (its buffer shared, not copied) for every client it goes to.
+    case event([UInt8])
     /// A reply reporting the room state of its command's moment, rendered when staged; it
     /// waits for the group of that state like any item. Should the group fail, it becomes
     /// `.deferred(fallback)`.
@@ -48,7 +43,7 @@ package enum OutboxItem {
     package var byteCount: Int {
         switch self {
         case .bytes(let b), .change(let b), .state(let b, _): b.count
-        case .event(let line): line.bytes.count
+        case .event(let line): line.count
         case .deferred, .pending: 128
         case .text(_, let size): size
         }
@@ -96,7 +91,7 @@ package struct Outbox {
     package private(set) var items: [(group: UInt64, item: OutboxItem)] = []
     package private(set) var stagedBytes = 0
     /// The newest state line not yet written, and the group it waits for.
-    package private(set) var latest: (line: SharedLine, group: UInt64)?
+    package private(set) var latest: (line: [UInt8], group: UInt64)?
 
     /// Whether anything waits to be written.
     package var isEmpty: Bool { items.isEmpty && latest == nil }
@@ -119,7 +114,7 @@ package struct Outbox {
     ///
     /// While a pending reply waits, the slot is only replaced: the reply (an `OK` carrying a
     /// version) then leaves before the newest state, never before an older one.
-    package mutating func offer(_ line: SharedLine, group: UInt64, backedUp: Bool) {
+    package mutating func offer(_ line: [UInt8], group: UInt64, backedUp: Bool) {
         guard !isClosingOrClosed else { return }
         if let slot = latest, !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
             append(.event(slot.line), group: slot.group)
@@ -153,7 +148,7 @@ package struct Outbox {
                 stagedBytes += errorLine.count - b.count
                 items[i].item = .bytes(errorLine)
             case .event(let line):
-                stagedBytes -= line.bytes.count
+                stagedBytes -= line.count
                 items[i].item = .bytes([])
             case .state(let b, let reply):
                 // It reported a state that is gone: the saved one is reported instead.
@@ -193,7 +188,7 @@ package struct Outbox {
             case .bytes(let b), .change(let b), .state(let b, _):
                 if !b.isEmpty { out.append(b) }
             case .event(let line):
-                out.append(line.bytes)
+                out.append(line)
             case .deferred(let reply):
                 out.append(render(reply))
             case .text(var encoder, let size):
@@ -216,7 +211,7 @@ package struct Outbox {
             items.removeFirst(taken)
         }
         if let slot = latest, items.isEmpty, slot.group <= settled, !backedUp, state != .closing {
-            out.append(slot.line.bytes)
+            out.append(slot.line)
             latest = nil
         }
     }
@@ -224,7 +219,7 @@ package struct Outbox {
     /// The fan-out's fast path: takes the slot's line when it is all that waits and may
     /// leave now (its group settled, the client open and not backed up); otherwise nil and
     /// nothing changes, and ``take(settled:backedUp:render:)`` decides. Allocates nothing.
-    package mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> SharedLine? {
+    package mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> [UInt8]? {
         guard state == .open, !backedUp, items.isEmpty, let slot = latest, slot.group <= settled else { return nil }
         latest = nil
         return slot.line
