@@ -140,7 +140,7 @@ package struct ByteWriter {
         UnsafeMutableRawPointer(base + offset).storeBytes(of: value.littleEndian, toByteOffset: 0, as: T.self)
     }
 
-    /// The bytes written in `range`.
+    /// The bytes written in `range`, valid until the body given to ``bytes(capacity:_:)`` returns.
     package func written(_ range: Range<Int>) -> UnsafeRawBufferPointer {
         precondition(range.lowerBound >= 0 && range.upperBound <= count, "ByteWriter: reading outside what was written")
         return UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)

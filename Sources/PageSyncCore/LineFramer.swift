@@ -12,6 +12,11 @@ internal import Darwin
 /// appends is scanned once: the total work is O(n) in the number of bytes appended.
 /// Consumed bytes are compacted away lazily (amortised O(1) per byte).
 ///
+/// A line is handed out as a slice of the framer's own buffer, not a copy: reading a command
+/// allocates nothing. The bytes before it are compacted away on the next call to ``next()``,
+/// by which time the caller has usually let go of the slice; a caller that keeps it keeps a
+/// valid value all the same (the buffer is then copied on write, as any array's is).
+///
 /// It never keeps more than `maxLineLength` bytes of one incomplete line once `next()` has
 /// returned nil. When a line grows past the limit, `next()` yields `.tooLong` once,
 /// immediately (without waiting for its LF), and the rest of that line, up to and including
@@ -22,8 +27,9 @@ internal import Darwin
 public struct LineFramer: Sendable {
     /// One result of framing.
     public enum Frame: Equatable, Sendable {
-        /// A complete line, without its LF and without a CR right before the LF.
-        case line([UInt8])
+        /// A complete line, without its LF and without a CR right before the LF: a slice of the
+        /// framer's buffer (its indices are that buffer's, not zero-based).
+        case line(ArraySlice<UInt8>)
         /// A line longer than `maxLineLength`; its bytes were (or will be) discarded.
         case tooLong
     }
@@ -38,6 +44,8 @@ public struct LineFramer: Sendable {
     private var scanned = 0
     /// True while the rest of a too-long line is being thrown away.
     private var discarding = false
+    /// A line was just handed out: compact at the start of the next call, not under its slice.
+    private var compactionDue = false
 
     /// Creates a framer accepting lines of up to `maxLineLength` bytes (at least 1).
     public init(maxLineLength: Int) {
@@ -73,6 +81,10 @@ public struct LineFramer: Sendable {
 
     /// Returns the next frame, or nil when more bytes are needed.
     public mutating func next() -> Frame? {
+        if compactionDue {
+            compactionDue = false
+            compact()
+        }
         while true {
             let end = buffer.count
             if discarding {
@@ -97,9 +109,8 @@ public struct LineFramer: Sendable {
                 }
                 var lineEnd = lf
                 if lineEnd > lineStart && buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                let line = Array(buffer[lineStart..<lineEnd])
-                compact()
-                return .line(line)
+                compactionDue = true
+                return .line(buffer[lineStart..<lineEnd])
             }
             scanned = end
             if end - start > maxLineLength {

@@ -10,7 +10,7 @@ private func drain(_ f: inout LineFramer) -> [LineFramer.Frame] {
     return out
 }
 
-private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)) }
+private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)[...]) }
 
 @Suite struct LineFramerTests {
     @Test func splitsOnLFAndDropsCRBeforeLF() {
@@ -167,7 +167,7 @@ private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)) }
             for b in message {
                 f.append(contentsOf: [b])
                 while let frame = f.next() {
-                    #expect(frame == .line(Array(message.dropLast())))
+                    #expect(frame == .line(Array(message.dropLast())[...]))
                     count += 1
                 }
             }
@@ -192,6 +192,25 @@ private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)) }
         f.append(contentsOf: [UInt8]())
         [UInt8]().withUnsafeBytes { f.append($0) }
         #expect(f.next() == nil)
+        #expect(f.bufferedByteCount == 0)
+    }
+
+    /// A line is a slice of the framer's buffer, and compaction waits for the next call: a
+    /// caller that keeps the slice while the framer goes on still holds the same bytes.
+    @Test func aLineKeptWhileTheFramerGoesOnKeepsItsBytes() {
+        var f = LineFramer(maxLineLength: 100)
+        f.append(contentsOf: bytes("first\nsecond\nthi"))
+        guard case .line(let kept)? = f.next() else {
+            Issue.record("no first line")
+            return
+        }
+        #expect(Array(kept) == bytes("first"))
+        #expect(f.next() == line("second"))
+        #expect(f.next() == nil)
+        #expect(f.bufferedByteCount == 3, "compacted down to the partial line")
+        f.append(contentsOf: bytes("rd\n" + String(repeating: "x", count: 50) + "\n"))
+        #expect(drain(&f) == [line("third"), line(String(repeating: "x", count: 50))])
+        #expect(Array(kept) == bytes("first"))
         #expect(f.bufferedByteCount == 0)
     }
 }

@@ -108,7 +108,7 @@ private func referenceFrames(_ b: [UInt8], max: Int) -> [LineFramer.Frame] {
             out.append(.tooLong)
         } else {
             if line.last == 0x0D { line.removeLast() }
-            out.append(.line(line))
+            out.append(.line(line[...]))
         }
         start = i + 1
     }

@@ -2,7 +2,7 @@ import Logging
 import PageSyncCore
 
 extension Coordinator {
-    func handle(_ line: [UInt8], from session: Session) {
+    func handle(_ line: ArraySlice<UInt8>, from session: Session) {
         if idleTimer != nil { idleTracker.active(session.id, now: Self.monotonicMilliseconds()) }
         switch CommandParser.parse(line) {
         case .failure(let error):

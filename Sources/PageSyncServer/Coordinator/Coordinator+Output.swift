@@ -235,10 +235,14 @@ extension Coordinator {
         // in pieces, and the turn's time budget counts from there.
         var watch = LazyCPUStopwatch()
         if session.outbox.isStreaming { watch.start() }
-        // The coordinator's buffer of chunks, taken out while it is filled (no copy, nothing allocated).
+        // The coordinator's buffer of chunks, taken out while it is filled (no copy, nothing
+        // allocated), and put back empty: it keeps no chunk alive between flushes.
         var chunks: [[UInt8]] = []
         swap(&chunks, &flushChunks)
-        defer { swap(&chunks, &flushChunks) }
+        defer {
+            chunks.removeAll(keepingCapacity: true)
+            swap(&chunks, &flushChunks)
+        }
         repeat {
             chunks.removeAll(keepingCapacity: true)
             session.outbox.take(settled: settled, backedUp: session.backedUp, into: &chunks) { render($0) }
