@@ -18,6 +18,9 @@ struct ReportCommand: ParsableCommand {
 
     /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.
     static let sampleMetric = "fanout_sample_us"
+    /// The same until the first follower had the change (`ResultSink.addFanoutLatency` with
+    /// `firstSamples`; `run` does not write it).
+    static let firstSampleMetric = "fanout_first_sample_us"
 
     struct Key: Hashable, Comparable {
         var metric: String, n: Int
