@@ -266,45 +266,28 @@ final class Hub {
     /// reported that all of its followers have the current one. Returns microseconds per change
     /// until the last follower has it, and until the first one has it.
     func latency(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping ([Double], [Double], String?) -> Void) {
-        guard let driver else { done([], [], "no driver"); return }
-        let state = PhaseState(changes: changes, workers: links.count)
+        guard driver != nil else { done([], [], "no driver"); return }
+        let probe = LatencyProbe(hub: self, links: links, changes: changes)
+        var last: [Double] = [], first: [Double] = []
         let watchdog = UV.Timer(loop: loop)
         var finished = false
         func finish(_ error: String?) {
             guard !finished else { return }
             finished = true
             watchdog.close()
-            for link in links { link.onLine = nil }
-            done(state.results, state.firstResults, error)
+            probe.stop()
+            done(last, first, error)
         }
         func send(_ seq: Int) {
-            let bytes = change(seq)
-            state.progress = monotonicNanoseconds()
-            state.sendTimes[seq] = state.progress
-            driver.write(bytes)
-        }
-        for link in links {
-            link.onLine = { line, _ in
-                guard line.hasASCIIPrefix("R ") else { return }
-                let words = line.string.split(separator: " ")
-                guard words.count >= 3, let seq = Int(words[1]), let t = UInt64(words[2]), seq <= changes else { return }
-                state.reported[seq] += 1
-                if t > state.lastTimes[seq] { state.lastTimes[seq] = t }
-                if words.count >= 4, let first = UInt64(words[3]), first > 0,
-                   state.firstTimes[seq] == 0 || first < state.firstTimes[seq] { state.firstTimes[seq] = first }
-                if state.reported[seq] == links.count {
-                    let sent = state.sendTimes[seq]
-                    let last = state.lastTimes[seq]
-                    state.results.append(last > sent ? Double(last - sent) / 1000 : 0)
-                    let first = state.firstTimes[seq]
-                    state.firstResults.append(first > sent ? Double(first - sent) / 1000 : 0)
-                    if seq < changes { send(seq + 1) } else { finish(nil) }
-                }
+            probe.send(seq) { lastUs, firstUs in
+                last.append(lastUs)
+                first.append(firstUs)
+                if seq < changes { send(seq + 1) } else { finish(nil) }
             }
         }
         watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
-            if monotonicNanoseconds() - state.progress > UInt64(stallMs) * 1_000_000 {
-                finish("stalled after \(state.results.count) of \(changes) changes")
+            if monotonicNanoseconds() - probe.lastSend > UInt64(stallMs) * 1_000_000 {
+                finish("stalled after \(last.count) of \(changes) changes")
             }
         }
         send(1)
@@ -435,20 +418,75 @@ final class Hub {
     }
 }
 
-/// Mutable bookkeeping of one latency phase.
-final class PhaseState {
-    var sendTimes: [UInt64]
-    var lastTimes: [UInt64]
-    var firstTimes: [UInt64]
-    var reported: [Int]
-    var results: [Double] = []
-    var firstResults: [Double] = []
-    var progress: UInt64 = monotonicNanoseconds()
+/// One latency phase of one hub, a change at a time: `send(seq, reached)` makes change `seq`
+/// through the hub's driver and calls `reached` once every worker in `links` has reported
+/// (`R <seq> <last-ns> <first-ns>`) that all of its followers have it, with the microseconds
+/// from the send until the last and until the first follower had it. `Hub.latency` sends one
+/// hub's changes back to back; `interleave` takes turns over several hubs' probes on one loop.
+/// The probe owns its links' line handlers until `stop()`.
+final class LatencyProbe {
+    private let hub: Hub
+    private let links: [Link]
+    let changes: Int
+    private var sendTimes: [UInt64]
+    private var lastTimes: [UInt64]
+    private var firstTimes: [UInt64]
+    private var reported: [Int]
+    /// The change in flight and what to call when every follower has it.
+    private var current = 0
+    private var reached: ((Double, Double) -> Void)?
+    /// When the latest change went out (for stall watchdogs).
+    private(set) var lastSend: UInt64 = monotonicNanoseconds()
 
-    init(changes: Int, workers: Int) {
+    /// Takes over the line handlers of `links` (the hub's workers that hold followers, already
+    /// sent `ARM <base> <changes> L`).
+    init(hub: Hub, links: [Link], changes: Int) {
+        self.hub = hub
+        self.links = links
+        self.changes = changes
         sendTimes = [UInt64](repeating: 0, count: changes + 1)
-        lastTimes = [UInt64](repeating: 0, count: changes + 1)
-        firstTimes = [UInt64](repeating: 0, count: changes + 1)
+        lastTimes = sendTimes
+        firstTimes = sendTimes
         reported = [Int](repeating: 0, count: changes + 1)
+        for link in links {
+            link.onLine = { [unowned self] line, _ in report(line) }
+        }
+    }
+
+    /// Sends change `seq` (1...changes, in order) and calls `reached(lastUs, firstUs)` once every
+    /// worker has reported it. A change every worker reported before it was sent (a worker that
+    /// lost all of its followers reports every change at once) is reached at once.
+    func send(_ seq: Int, _ reached: @escaping (Double, Double) -> Void) {
+        let bytes = hub.change(seq)
+        current = seq
+        self.reached = reached
+        lastSend = monotonicNanoseconds()
+        sendTimes[seq] = lastSend
+        hub.driver?.write(bytes)
+        if reported[seq] >= links.count { complete(seq) }
+    }
+
+    /// Hands the links' line handlers back (they are cleared) and drops a pending callback.
+    func stop() {
+        for link in links { link.onLine = nil }
+        reached = nil
+    }
+
+    private func report(_ line: UnsafeRawBufferPointer) {
+        guard line.hasASCIIPrefix("R ") else { return }
+        let words = line.string.split(separator: " ")
+        guard words.count >= 3, let seq = Int(words[1]), let t = UInt64(words[2]), seq >= 1, seq <= changes else { return }
+        reported[seq] += 1
+        if t > lastTimes[seq] { lastTimes[seq] = t }
+        if words.count >= 4, let first = UInt64(words[3]), first > 0,
+           firstTimes[seq] == 0 || first < firstTimes[seq] { firstTimes[seq] = first }
+        if reported[seq] == links.count && seq == current { complete(seq) }
+    }
+
+    private func complete(_ seq: Int) {
+        guard let reached else { return }
+        self.reached = nil
+        let sent = sendTimes[seq], last = lastTimes[seq], first = firstTimes[seq]
+        reached(last > sent ? Double(last - sent) / 1000 : 0, first > sent ? Double(first - sent) / 1000 : 0)
     }
 }

@@ -18,6 +18,11 @@ struct ReportCommand: ParsableCommand {
 
     /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.
     static let sampleMetric = "fanout_sample_us"
+    /// The same until the first follower had the change (`ResultSink.addFanoutLatency` with
+    /// `firstSamples`; `run` does not write it).
+    static let firstSampleMetric = "fanout_first_sample_us"
+    /// The metric family of `interleave` (a prefix): its rows go to a table of their own.
+    static let interleavedFamily = "interleaved_"
 
     struct Key: Hashable, Comparable {
         var metric: String, n: Int
@@ -81,6 +86,7 @@ struct ReportCommand: ParsableCommand {
         var labels: [String] = []
         // samples[label][n]: every change's fan-out latency, over all runs.
         var samples: [String: [Int: [Double]]] = [:]
+        var interleaved = Interleaved()
         for file in files {
             guard let text = ProcessProbe.readSmallFile(file) else { continue }
             var run: [String: [Key: Double]] = [:]
@@ -90,6 +96,10 @@ struct ReportCommand: ParsableCommand {
                 let label = String(parts[0])
                 if parts[1] == "skipped" { skipped[label] = parts.count > 4 ? String(parts[4]) : "skipped"; if !labels.contains(label) { labels.append(label) }; continue }
                 guard let n = Int(parts[2]), let value = Double(parts[3]) else { continue }
+                if parts[1].hasPrefix(Self.interleavedFamily) {
+                    interleaved.add(label: label, metric: parts[1].dropFirst(Self.interleavedFamily.count), n: n, value: value, run: runs.count + 1)
+                    continue
+                }
                 if parts[1] == Self.sampleMetric {
                     samples[label, default: [:]][n, default: []].append(value)
                     continue
@@ -146,6 +156,7 @@ struct ReportCommand: ParsableCommand {
         print("Medians over \(runs.count) run(s); each ratio is computed within one run, then the median is taken.")
         printFanoutRatios(runs, keys: keys)
         printPooledFanout(samples, runs: runs.count, labels: labels)
+        printInterleaved(interleaved, runs: runs.count)
         printFanoutPairs(runs, keys: keys)
         printDurable(runs, labels: allLabels, skipped: skipped)
     }
@@ -185,14 +196,70 @@ struct ReportCommand: ParsableCommand {
     /// moves it by half; over the runs' pooled changes it is the sixth slowest of 570, and the
     /// runs interleave the targets, so every target's sample spans the same sittings.
     private func printPooledFanout(_ samples: [String: [Int: [Double]]], runs: Int, labels: [String]) {
-        let subjects = ratioLabelsOption.split(separator: ",").map(String.init).filter { samples[$0] != nil }
-        let references = ["redis", "floor"].filter { samples[$0] != nil }
-        let columns = labels.filter { samples[$0] != nil }
-        let counts = Set(samples.values.flatMap(\.keys)).sorted()
-        guard !columns.isEmpty, !counts.isEmpty else { return }
-        let pooled = samples.mapValues { $0.compactMapValues { Percentiles($0) } }
+        printPooled(heading: "Fan-out over every change of all \(runs) run(s) (pooled percentiles)", suffix: ", pooled", countSuffix: "",
+                    series: [("fan-out", samples, [("p50", \.p50), ("p90", \.p90), ("p99", \.p99)])],
+                    labels: labels.filter { samples[$0] != nil })
+    }
+
+    /// What `interleave` wrote (metric family `interleaved_`), over all runs.
+    struct Interleaved {
+        /// Every change's latency until the last follower had it, and until the first: [label][n].
+        var samples: [String: [Int: [Double]]] = [:]
+        var firstSamples: [String: [Int: [Double]]] = [:]
+        /// Labels in the order first seen.
+        var labels: [String] = []
+        /// Errors and failures: "label: what, N=n (run r)".
+        var notes: [String] = []
+
+        mutating func add(label: String, metric: Substring, n: Int, value: Double, run: Int) {
+            if !labels.contains(label) { labels.append(label) }
+            let at = n > 0 ? ", N=\(n)" : ""
+            switch metric {
+            case ReportCommand.sampleMetric: samples[label, default: [:]][n, default: []].append(value)
+            case ReportCommand.firstSampleMetric: firstSamples[label, default: [:]][n, default: []].append(value)
+            case "open_errors": notes.append("\(label): \(ReportCommand.show(value)) error(s) opening followers\(at) (run \(run))")
+            case "fanout_errors": notes.append("\(label): the interleaved changes stopped early\(at) (run \(run))")
+            case "failed": notes.append("\(label): the interleaved phase failed (run \(run))")
+            default: break  // per-run percentiles: the table pools the samples instead
+            }
+        }
+    }
+
+    /// "Fan-out, interleaved change by change": `interleave` measured every target in the same
+    /// rounds (change r to each target in turn), so a stretch of background load falls on all of
+    /// them; percentiles over every change of every run, ratios of the pooled figures.
+    private func printInterleaved(_ interleaved: Interleaved, runs: Int) {
+        let preferred = columns.split(separator: ",").map(String.init)
+        let present = interleaved.labels.filter { interleaved.samples[$0] != nil }
+        let labels = preferred.filter { present.contains($0) } + present.filter { !preferred.contains($0) }
+        printPooled(heading: "Fan-out, interleaved change by change (every change of all \(runs) run(s), pooled)",
+                    suffix: ", interleaved", countSuffix: ", interleaved",
+                    series: [("fan-out", interleaved.samples, [("p50", \.p50), ("p90", \.p90), ("p99", \.p99)]),
+                             ("first follower reached", interleaved.firstSamples, [("p50", \.p50), ("p99", \.p99)])],
+                    labels: labels)
+        guard !interleaved.notes.isEmpty else { return }
+        if labels.isEmpty {
+            print("")
+            print("#### Fan-out, interleaved change by change")
+        }
         print("")
-        print("#### Fan-out over every change of all \(runs) run(s) (pooled percentiles)")
+        for note in interleaved.notes { print("- \(note)") }
+    }
+
+    /// A table of percentiles over pooled samples: for each N, a row per series and percentile
+    /// ("<name> p99 (µs), N=1000<suffix>") with a column per label and the ratios of each
+    /// `--ratio-labels` label to redis and the floor, then the number of changes of the first
+    /// series. Nothing when no label has samples.
+    private func printPooled(heading: String, suffix: String, countSuffix: String,
+                             series: [(name: String, samples: [String: [Int: [Double]]], metrics: [(String, KeyPath<Percentiles, Double>)])],
+                             labels columns: [String]) {
+        guard let main = series.first else { return }
+        let subjects = ratioLabelsOption.split(separator: ",").map(String.init).filter { main.samples[$0] != nil }
+        let references = ["redis", "floor"].filter { main.samples[$0] != nil }
+        let counts = Set(main.samples.values.flatMap(\.keys)).sorted()
+        guard !columns.isEmpty, !counts.isEmpty else { return }
+        print("")
+        print("#### \(heading)")
         print("")
         var header = "| metric | " + columns.joined(separator: " | ") + " |"
         var rule = "| --- |" + String(repeating: " ---: |", count: columns.count)
@@ -200,19 +267,21 @@ struct ReportCommand: ParsableCommand {
         for (s, r) in pairs { header += " \(s)/\(r) |"; rule += " ---: |" }
         print(header)
         print(rule)
-        let metrics: [(String, KeyPath<Percentiles, Double>)] = [("p50", \.p50), ("p90", \.p90), ("p99", \.p99)]
         for n in counts {
-            for (name, path) in metrics {
-                var row = "| fan-out \(name) (µs), N=\(n), pooled |"
-                for label in columns { row += " \(pooled[label]?[n].map { ReportCommand.show($0[keyPath: path]) } ?? "–") |" }
-                for (s, r) in pairs {
-                    let ratio = pooled[s]?[n].flatMap { a in pooled[r]?[n].map { a[keyPath: path] / $0[keyPath: path] } }
-                    row += " \(ratio.map { fmt($0, 2) } ?? "–") |"
+            for (name, samples, metrics) in series {
+                let pooled: [String: Percentiles] = samples.compactMapValues { $0[n].flatMap { Percentiles($0) } }
+                for (metric, path) in metrics {
+                    var row = "| \(name) \(metric) (µs), N=\(n)\(suffix) |"
+                    for label in columns { row += " \(pooled[label].map { ReportCommand.show($0[keyPath: path]) } ?? "–") |" }
+                    for (s, r) in pairs {
+                        let ratio = pooled[s].flatMap { a in pooled[r].map { a[keyPath: path] / $0[keyPath: path] } }
+                        row += " \(ratio.map { fmt($0, 2) } ?? "–") |"
+                    }
+                    print(row)
                 }
-                print(row)
             }
-            var row = "| changes measured, N=\(n) |"
-            for label in columns { row += " \(pooled[label]?[n]?.count ?? 0) |" }
+            var row = "| changes measured, N=\(n)\(countSuffix) |"
+            for label in columns { row += " \(main.samples[label]?[n]?.count ?? 0) |" }
             print(row + String(repeating: " |", count: pairs.count))
         }
     }

@@ -23,6 +23,38 @@ final class ResultSink {
     }
 }
 
+extension ResultSink {
+    /// The rows of one fan-out latency measurement at N = `n`, from every change's microseconds
+    /// until the last (`last`) and the first (`first`) follower had it. The first 5% of the
+    /// changes are dropped as warm-up; then `<family>fanout_p50_us`, `_p90_`, `_p99_`, `_max_`,
+    /// one `<family>fanout_sample_us` row per change (`report` pools them over the runs),
+    /// `<family>fanout_first_p50_us` and `_first_p99_us`, and with `firstSamples` one
+    /// `<family>fanout_first_sample_us` row per change. `run` writes the family "",
+    /// `interleave` the family `interleaved_`.
+    func addFanoutLatency(n: Int, last: [Double], first: [Double], family: String = "", firstSamples: Bool = false) {
+        let prefix = family.split(separator: "_").map { $0 + " " }.joined()  // "interleaved "
+        let warm = Array(last.dropFirst(max(1, last.count / 20)))
+        if let p = Percentiles(warm) {
+            add(family + "fanout_p50_us", n: n, p.p50)
+            add(family + "fanout_p90_us", n: n, p.p90)
+            add(family + "fanout_p99_us", n: n, p.p99)
+            add(family + "fanout_max_us", n: n, p.max)
+            // Every change's latency too: `report` pools them over the runs, so its
+            // p99 rests on every run's slowest changes, not on two samples of one run.
+            for value in warm { add(family + ReportCommand.sampleMetric, n: n, value) }
+            log("\(label) N=\(n) \(prefix)fan-out: p50 \(fmt(p.p50)) p90 \(fmt(p.p90)) p99 \(fmt(p.p99)) max \(fmt(p.max)) us over \(p.count)")
+        }
+        // The same changes, until the first follower has each.
+        let firstWarm = Array(first.dropFirst(max(1, first.count / 20)))
+        if let p = Percentiles(firstWarm) {
+            add(family + "fanout_first_p50_us", n: n, p.p50)
+            add(family + "fanout_first_p99_us", n: n, p.p99)
+            if firstSamples { for value in firstWarm { add(family + ReportCommand.firstSampleMetric, n: n, value) } }
+            log("\(label) N=\(n) \(prefix)first follower: p50 \(fmt(p.p50)) p99 \(fmt(p.p99)) us")
+        }
+    }
+}
+
 /// `pagesync-bench run`: the measurement matrix against one target.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -60,77 +92,24 @@ struct Run: ParsableCommand {
         let tests = Set(self.tests.split(separator: ",").map(String.init))
         let sink = ResultSink(label: label ?? target.rawValue, path: out)
         let runner = try LoopRunner()
-        let hub = LoopBound(Hub(loop: runner.loop, target: target, host: host, port: driverPort ?? port, payload: Payload(size: payload)))
-
-        // Workers: re-exec ourselves.
-        let workerCount = max(1, workers)
-        let controlPort: Int = runner.sync { done in
-            do { done(try hub.value.listen(expecting: workerCount) { log("workers connected") }) } catch {
-                log("cannot listen for workers: \(error)"); done(0)
-            }
-        }
-        guard controlPort > 0 else { throw ExitCode(1) }
-        var workerPIDs: [pid_t] = []
-        let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
-        let ports = spread.isEmpty ? [port] : spread
-        for id in 0..<workerCount {
-            let port = ports[id % ports.count]  // this worker's followers connect here
-
-            guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", target.rawValue,
-                                                                "--host", host, "--port", "\(port)", "--id", "\(id)"]
-                                                                + (tlsCA.map { ["--tls-ca", $0] } ?? [])) else {
-                log("cannot spawn worker"); throw ExitCode(1)
-            }
-            workerPIDs.append(child.pid)
-        }
+        let session = TargetSession(runner: runner, hub: Hub(loop: runner.loop, target: target, host: host, port: driverPort ?? port, payload: Payload(size: payload)))
+        let hub = session.hub
         defer {
-            _ = runner.sync { (done: @escaping (Bool) -> Void) in
-                for link in hub.value.workers { link.send("QUIT") }
-                done(true)
-            }
-            for pid in workerPIDs { Spawn.wait(pid) }
+            session.stopWorkers()
             runner.shutdown()
         }
-        var waited = 0
-        while runner.sync({ done in done(hub.value.workers.count) }) < workerCount {
-            sleepMilliseconds(20); waited += 20
-            if waited > 10_000 { log("workers did not connect"); throw ExitCode(1) }
-        }
+        // Workers: re-exec ourselves.
+        let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
+        try session.startWorkers(count: max(1, workers), host: host, ports: spread.isEmpty ? [port] : spread, tlsCA: tlsCA)
 
-        let driverError: String? = runner.sync { done in hub.value.connectDriver(done) }
-        if let driverError { log("\(target): \(driverError)"); throw ExitCode(1) }
+        if let driverError = session.connectDriver() { log("\(target): \(driverError)"); throw ExitCode(1) }
 
         func rss() -> Int? { serverPID.flatMap { ProcessProbe.statusKiB(pid: $0, field: "VmRSS") } }
         func fds() -> Int? { serverPID.flatMap { ProcessProbe.fdCount(pid: $0) } }
         let initialFDs = fds()
 
-        /// Opens `count` followers spread over the workers; returns (links used, ready, errors, reasons).
-        func open(_ count: Int, idleTimeoutMs: Int) -> (links: [LoopBound<Link>], ready: Int, errors: Int, reasons: String) {
-            let replies: [String] = runner.sync { done in
-                let links = hub.value.workers
-                var lines: [String] = []
-                for i in 0..<links.count {
-                    let share = count / links.count + (i < count % links.count ? 1 : 0)
-                    lines.append("OPEN \(share) \(idleTimeoutMs)")
-                }
-                hub.value.request(links, lines, expect: "OPENED", done)
-            }
-            var ready = 0, errors = 0, reasons: [String] = []
-            var used: [LoopBound<Link>] = []
-            let links = runner.sync { done in done(hub.value.workers.map { LoopBound($0) }) }
-            for (i, reply) in replies.enumerated() {
-                let words = reply.split(separator: " ")
-                let r = Int(words[1]) ?? 0
-                ready += r
-                errors += Int(words[2]) ?? 0
-                if words[3] != "-" { reasons.append(String(words[3])) }
-                if r > 0 { used.append(links[i]) }
-            }
-            return (used, ready, errors, reasons.joined(separator: ","))
-        }
-        func closeAll() {
-            _ = runner.sync { done in hub.value.request(hub.value.workers, hub.value.workers.map { _ in "CLOSEALL" }, expect: "CLOSED", done) }
-        }
+        func open(_ count: Int, idleTimeoutMs: Int) -> TargetSession.Opened { session.open(count, idleTimeoutMs: idleTimeoutMs) }
+        func closeAll() { session.closeAll() }
 
         if tests.contains("rtt") {
             let (samples, error): ([Double], String?) = runner.sync { done in hub.value.roundTrips(count: pings) { done(($0, $1)) } }
@@ -159,35 +138,16 @@ struct Run: ParsableCommand {
                 guard opened.ready > 0 else { closeAll(); continue }
 
                 // Latency.
-                let base: Int = runner.sync { done in hub.value.phaseBase(done) }
-                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base) \(changes) L" }, expect: "ARMED", done) }
+                session.arm(wrapped, changes: changes, mode: "L")
                 let (latencies, firstLatencies, latencyError): ([Double], [Double], String?) = runner.sync { done in
                     hub.value.latency(wrapped.value, changes: changes, stallMs: 10_000) { done(($0, $1, $2)) }
                 }
                 if let latencyError { log("\(sink.label) N=\(n) latency: \(latencyError)"); sink.add("fanout_errors", n: n, 1) }
-                // Drop the first 5% as warm-up.
-                let warm = Array(latencies.dropFirst(max(1, latencies.count / 20)))
-                if let p = Percentiles(warm) {
-                    sink.add("fanout_p50_us", n: n, p.p50)
-                    sink.add("fanout_p90_us", n: n, p.p90)
-                    sink.add("fanout_p99_us", n: n, p.p99)
-                    sink.add("fanout_max_us", n: n, p.max)
-                    // Every change's latency too: `report` pools them over the runs, so its
-                    // p99 rests on every run's slowest changes, not on two samples of one run.
-                    for value in warm { sink.add(ReportCommand.sampleMetric, n: n, value) }
-                    log("\(sink.label) N=\(n) fan-out: p50 \(fmt(p.p50)) p90 \(fmt(p.p90)) p99 \(fmt(p.p99)) max \(fmt(p.max)) us over \(p.count)")
-                }
-                // The same changes, until the first follower has each.
-                if let p = Percentiles(Array(firstLatencies.dropFirst(max(1, firstLatencies.count / 20)))) {
-                    sink.add("fanout_first_p50_us", n: n, p.p50)
-                    sink.add("fanout_first_p99_us", n: n, p.p99)
-                    log("\(sink.label) N=\(n) first follower: p50 \(fmt(p.p50)) p99 \(fmt(p.p99)) us")
-                }
+                sink.addFanoutLatency(n: n, last: latencies, first: firstLatencies)
 
                 // Throughput.
                 let m = max(10, min(throughputChanges, throughputDeliveries / max(1, opened.ready)))
-                let base2: Int = runner.sync { done in hub.value.phaseBase(done) }
-                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base2) \(m) T" }, expect: "ARMED", done) }
+                session.arm(wrapped, changes: m, mode: "T")
                 let (delivered, seconds, lost, tError): (Int, Double, Int, String?) = runner.sync { done in
                     hub.value.throughput(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
                 }
@@ -202,8 +162,7 @@ struct Run: ParsableCommand {
 
                 // Paced throughput: each change waits for the server's acknowledgement of the
                 // previous one, so no server can merge changes that arrive in one read.
-                let base3: Int = runner.sync { done in hub.value.phaseBase(done) }
-                _ = runner.sync { done in hub.value.request(wrapped.value, wrapped.value.map { _ in "ARM \(base3) \(m) T" }, expect: "ARMED", done) }
+                session.arm(wrapped, changes: m, mode: "T")
                 let (pDelivered, pSeconds, pLost, pError): (Int, Double, Int, String?) = runner.sync { done in
                     hub.value.paced(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
                 }

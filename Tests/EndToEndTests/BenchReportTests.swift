@@ -57,4 +57,68 @@ struct BenchReportTests {
         // The samples are not a metric of their own in the per-run table.
         #expect(!result.output.contains("fanout_sample_us"))
     }
+    @Test("interleaved rows get a table of their own: pooled p50/p90/p99 and first follower per target, ratios to redis and the floor")
+    func interleavedTable() async throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        // `interleave` at N=1000 in two runs: pagesyncd's changes took 1…100 µs in run 1 and
+        // 101…200 in run 2, pagesyncd-always three times that, the floor twice, redis four times;
+        // until the first follower, a tenth of pagesyncd's, three tenths, a fifth and a twentieth.
+        // The same runs' one-target-at-a-time phase (`run`) measured other figures (pagesyncd
+        // 1,000 µs every change), which must stay in their own tables.
+        // (label, times pagesyncd's latency, twentieths of pagesyncd's latency until the first follower)
+        let scale: [(String, Double, Double)] = [("pagesyncd", 1, 2), ("pagesyncd-always", 3, 6), ("floor", 2, 4), ("redis", 4, 1)]
+        var files: [String] = []
+        for run in 0..<2 {
+            var lines: [(String, String, Int, Double)] = []
+            for change in 1...100 {
+                let us = Double(run * 100 + change)
+                for (label, last, first) in scale {
+                    lines.append((label, "interleaved_fanout_sample_us", 1000, last * us))
+                    lines.append((label, "interleaved_fanout_first_sample_us", 1000, first * us / 20))
+                }
+                lines.append(("pagesyncd", "fanout_sample_us", 1000, 1000))
+                lines.append(("redis", "fanout_sample_us", 1000, 2000))
+                lines.append(("floor", "fanout_sample_us", 1000, 500))
+            }
+            for (label, last, _) in scale {
+                lines.append((label, "interleaved_fanout_p99_us", 1000, last * Double(run * 100 + 99)))
+            }
+            lines.append(("pagesyncd", "fanout_p99_us", 1000, 1000))
+            lines.append(("redis", "fanout_p99_us", 1000, 2000))
+            lines.append(("floor", "fanout_p99_us", 1000, 500))
+            if run == 1 { lines.append(("nats", "interleaved_open_errors", 1000, 3)) }
+            let url = workspace.url("run-\(run + 1).tsv")
+            try Self.rows(lines).write(to: url, atomically: true, encoding: .utf8)
+            files.append(url.path)
+        }
+        let result = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report"] + files)
+        #expect(result.status == 0, "\(result.output)")
+        let output = result.output
+        let table = try #require(output.range(of: "#### Fan-out, interleaved change by change").map { String(output[$0.lowerBound...]) }, "\(output)")
+        // Columns: pagesyncd, pagesyncd-always, redis, floor (the --columns order), then
+        // pagesyncd/redis, pagesyncd/floor, pagesyncd-always/redis, pagesyncd-always/floor.
+        #expect(table.contains("| metric | pagesyncd | pagesyncd-always | redis | floor | pagesyncd/redis | pagesyncd/floor | pagesyncd-always/redis | pagesyncd-always/floor |"), "\(table)")
+        // Pooled over both runs: the 198th, 180th and 100th of 200.
+        let p99 = try #require(Self.cells(of: "fan-out p99 (µs), N=1000, interleaved", in: table), "\(table)")
+        #expect(p99 == ["198", "594", "792", "396", "0.25", "0.50", "0.75", "1.50"])
+        let p90 = try #require(Self.cells(of: "fan-out p90 (µs), N=1000, interleaved", in: table))
+        #expect(p90 == ["180", "540", "720", "360", "0.25", "0.50", "0.75", "1.50"])
+        let p50 = try #require(Self.cells(of: "fan-out p50 (µs), N=1000, interleaved", in: table))
+        #expect(p50 == ["100", "300", "400", "200", "0.25", "0.50", "0.75", "1.50"])
+        let firstP50 = try #require(Self.cells(of: "first follower reached p50 (µs), N=1000, interleaved", in: table), "\(table)")
+        #expect(firstP50 == ["10", "30", "5", "20", "2.00", "0.50", "6.00", "1.50"])
+        let firstP99 = try #require(Self.cells(of: "first follower reached p99 (µs), N=1000, interleaved", in: table))
+        #expect(firstP99 == ["19.8", "59.4", "9.9", "39.6", "2.00", "0.50", "6.00", "1.50"])
+        let count = try #require(Self.cells(of: "changes measured, N=1000, interleaved", in: table))
+        #expect(count == ["200", "200", "200", "200"])
+        #expect(table.contains("- nats: 3 error(s) opening followers, N=1000 (run 2)"), "\(table)")
+        // The one-target-at-a-time tables still hold only `run`'s figures.
+        let pooled = try #require(Self.cells(of: "fan-out p99 (µs), N=1000, pooled", in: output), "\(output)")
+        #expect(pooled == ["1,000", "2,000", "500", "0.50", "2.00"])
+        let perRun = try #require(Self.cells(of: "fan-out p99 (µs), N=1000", in: output))
+        #expect(perRun == ["1,000", "2,000", "500", "0.50", "2.00"])
+        #expect(!output.contains("interleaved_"), "\(output)")
+        #expect(Self.cells(of: "fan-out p99 (µs), N=1000, pooled", in: table) == nil)
+    }
 }
