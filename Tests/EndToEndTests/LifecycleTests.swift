@@ -84,6 +84,44 @@ struct LifecycleTests {
         }
     }
 
+    @Test("a document directory that cannot be watched at start (no inotify instance left) is watched once it can be, and an edit made meanwhile is picked up")
+    func unwatchableDirectoryIsWatchedLater() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 3))
+            // Take every inotify instance this user may have (fs.inotify.max_user_instances), and
+            // keep taking those other processes release, so the daemon's watch cannot start.
+            let hoard = InotifyHoard()
+            defer { hoard.releaseAll() }
+            var daemon: Daemon?
+            for _ in 0..<3 where daemon == nil {
+                hoard.takeAll()
+                let started = try await workspace.startDaemon(documents: ["notes.txt"])
+                if started.stderr.contains("cannot watch") {
+                    daemon = started
+                } else {
+                    started.send(signal: SIGTERM)  // it found an instance after all: again
+                    _ = try await started.waitForExit(timeout: .seconds(5))
+                }
+            }
+            guard let daemon else {
+                Issue.record("the daemon's watch started every time although no inotify instance was left")
+                return
+            }
+            #expect(daemon.stderr.contains("trying again every second"), "\(tail(daemon.stderr))")
+            let (a, hello) = try await daemon.join(label: "A")
+            #expect(hello.pages == 3)
+            // Edited while nobody watches; the watch starts once instances are free again.
+            try workspace.write("notes.txt", Documents.formFeed(pages: 5, prefix: "edited"))
+            hoard.releaseAll()
+            let event = try await a.readServerLine()
+            #expect(event.kind == "PAGE" && event.pages == 5, "\(event)")
+            #expect(daemon.stderr.contains("for changes now"), "\(tail(daemon.stderr))")
+            // And later edits are seen as they happen.
+            try workspace.write("notes.txt", Documents.formFeed(pages: 2, prefix: "again"))
+            #expect(try await a.readServerLine().pages == 2)
+        }
+    }
+
     @Test("SIGTERM and SIGINT: clients get BYE, the state is saved, exit status 0 within about a second",
           arguments: [SIGTERM, SIGINT])
     func shutdownSaysByeAndExitsZero(signal: Int32) async throws {
@@ -173,3 +211,42 @@ func runProcess(_ executable: String, _ arguments: [String], timeout: Duration =
     case .signaled(let signal): return ProcessResult(output: output, status: 128 + signal)
     }
 }
+
+/// Holds inotify instances (each `inotify_init1` is one, up to the user's
+/// `fs.inotify.max_user_instances`) so a daemon started meanwhile cannot watch a directory.
+/// While it holds any, a thread keeps taking the ones other processes release.
+private final class InotifyHoard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fds: [Int32] = []
+    private var holding = false
+
+    /// Takes every instance left, then keeps taking released ones until ``releaseAll()``.
+    func takeAll() {
+        lock.withLock { holding = true }
+        while takeOne() {}
+        Thread.detachNewThread { [self] in
+            while lock.withLock({ holding }) {
+                if !takeOne() { usleep(500) }
+            }
+        }
+    }
+
+    private func takeOne() -> Bool {
+        let fd = inotify_init1(Int32(IN_CLOEXEC))
+        guard fd >= 0 else { return false }
+        lock.withLock {
+            if holding { fds.append(fd) } else { close(fd) }
+        }
+        return true
+    }
+
+    func releaseAll() {
+        let taken = lock.withLock {
+            holding = false
+            defer { fds.removeAll() }
+            return fds
+        }
+        for fd in taken { close(fd) }
+    }
+}
+

@@ -4,21 +4,52 @@ import UV
 
 extension Coordinator {
 
+    /// Watches the directory of every room's document. A directory that cannot be watched now
+    /// (most often the kernel's limit on inotify instances, `fs.inotify.max_user_instances`,
+    /// reached by other processes) is tried again every second; once watched, its rooms are
+    /// re-indexed, since an edit may have come in meanwhile.
     func watchDocuments() {
-        var directories: [String: [String]] = [:]
+        var directories: Set<String> = []
         for runtime in rooms.values {
             guard case .file(let path) = runtime.config.document else { continue }
-            let (directory, _) = Self.split(path)
-            directories[directory, default: []].append(runtime.room.name)
+            directories.insert(Self.split(path).directory)
         }
-        for directory in directories.keys where fileWatchers[directory] == nil {
-            do {
-                fileWatchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
-                    self.fileChanged(directory: directory, filename: filename)
-                }
+        for directory in directories where fileWatchers[directory] == nil && !unwatched.contains(directory) {
+            do throws(UVError) {
+                try startWatching(directory)
             } catch {
-                logger.warning("cannot watch \(directory) for changes (\(error)); send SIGHUP after editing documents")
+                logger.warning("cannot watch \(directory) for changes (\(error)); trying again every second, and SIGHUP re-indexes meanwhile")
+                unwatched.insert(directory)
             }
+        }
+        if !unwatched.isEmpty && watchRetryTimer == nil && !shuttingDown {
+            let timer = UV.Timer(loop: loop)
+            timer.start(afterMilliseconds: Self.watchRetryMilliseconds, repeatMilliseconds: Self.watchRetryMilliseconds) {
+                self.retryWatches()
+            }
+            watchRetryTimer = timer
+        }
+    }
+
+    /// How often a directory that could not be watched is tried again.
+    static let watchRetryMilliseconds: UInt64 = 1000
+
+    private func startWatching(_ directory: String) throws(UVError) {
+        fileWatchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
+            self.fileChanged(directory: directory, filename: filename)
+        }
+    }
+
+    private func retryWatches() {
+        for directory in unwatched {
+            guard (try? startWatching(directory)) != nil else { continue }
+            unwatched.remove(directory)
+            logger.notice("watching \(directory) for changes now")
+            fileChanged(directory: directory, filename: nil)
+        }
+        if unwatched.isEmpty {
+            watchRetryTimer?.close()
+            watchRetryTimer = nil
         }
     }
 

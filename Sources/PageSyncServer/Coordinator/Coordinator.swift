@@ -88,6 +88,9 @@ public actor Coordinator {
     var prepare: PrepareHook?
     var signalWatchers: [SignalWatcher] = []
     var fileWatchers: [String: FileWatcher] = [:]
+    /// Directories whose watch could not be started yet, and the timer that tries them again.
+    var unwatched: Set<String> = []
+    var watchRetryTimer: UV.Timer?
     var reindexTimers: [String: UV.Timer] = [:]
     var watchdogTimer: UV.Timer?
     var statusTimer: UV.Timer?
@@ -265,6 +268,9 @@ public actor Coordinator {
         signalWatchers.removeAll()
         for watcher in fileWatchers.values { watcher.close() }
         fileWatchers.removeAll()
+        watchRetryTimer?.close()
+        watchRetryTimer = nil
+        unwatched.removeAll()
         for timer in reindexTimers.values { timer.close() }
         reindexTimers.removeAll()
         watchdogTimer?.close()
