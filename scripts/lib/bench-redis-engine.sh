@@ -81,7 +81,7 @@ stop_label() {  # label pid
 # durable changes/s with 60 clients >= 0.25).
 ENGINE_REPORT_ARGS=(
     --columns "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync,redis-engine,redis-engine-1,redis,nats,floor"
-    --durable-columns "pagesyncd,pagesyncd-always,redis-engine,redis-engine-1,redis,redis-always"
-    --durable-ratios "pagesyncd/redis,pagesyncd-always/redis-always,redis-engine/redis,redis-engine-1/redis"
+    --durable-columns "pagesyncd,pre-fsync,pagesyncd-always,redis-engine,redis-engine-1,redis,redis-always"
+    --durable-ratios "pagesyncd/redis,pre-fsync/redis,pagesyncd-always/redis-always,pagesyncd/pre-fsync,redis-engine/redis,redis-engine-1/redis"
     --fanout-pairs "redis-engine/pagesyncd,redis-engine-1/pagesyncd,redis-engine/redis"
 )
