@@ -16,7 +16,9 @@ package struct ByteWriter {
         self.capacity = capacity
     }
 
-    /// The bytes `body` writes, in an array of capacity at most `capacity`.
+    /// The bytes `body` writes, in an array allocated once with room for `capacity` bytes (at
+    /// least one). The writer and ``written(_:)``'s pointers are valid only inside `body`: do
+    /// not let them escape it.
     package static func bytes(capacity: Int, _ body: (inout ByteWriter) -> Void) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: max(capacity, 1)) { buffer, count in
             var writer = ByteWriter(base: buffer.baseAddress!, capacity: capacity)
@@ -28,7 +30,7 @@ package struct ByteWriter {
     /// Where the next `n` bytes go, after checking they fit.
     @inline(__always)
     private mutating func claim(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        precondition(n <= capacity - count, "ByteWriter: writing past the stated capacity")
+        precondition(n >= 0 && n <= capacity - count, "ByteWriter: writing past the stated capacity")
         defer { count += n }
         return base + count
     }

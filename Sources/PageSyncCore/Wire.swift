@@ -156,9 +156,11 @@ public enum Wire {
 
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
-    /// `page= pages= version= by= doc= epoch=`, for lines built as text.
+    /// `page= pages= version= by= doc= epoch=`, for lines built as text (through the same
+    /// encoder as the `PAGE` line, so control characters in `by` and `doc` are already spaces).
     package static func stateFields(_ s: RoomState) -> String {
-        "page=\(s.page) pages=\(s.pageCount) version=\(s.version) by=\(s.by ?? "-") doc=\(s.doc) epoch=\(s.epoch)"
+        String(decoding: WireLineBuilder.line(capacity: stateFieldsCapacity(s)) { appendStateFields(s, to: &$0) }.dropLast(),
+               as: UTF8.self)
     }
 
     /// The most bytes ``appendPosition(_:to:)`` writes.

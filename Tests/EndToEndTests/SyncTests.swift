@@ -3,17 +3,24 @@ import Testing
 /// Several clients, one room: everyone sees the same truth.
 @Suite("Rooms stay in sync", .timeLimit(.minutes(1)))
 struct SyncTests {
-    @Test("several clients see the same PAGE lines, and the mover gets OK before its PAGE")
-    func severalClientsSeeTheSamePageLines() async throws {
+    /// `moverJoins` is how many followers join before the mover: the room's fan-out walks its
+    /// members in the order of its member array (join order, while nobody leaves), writing
+    /// idle ones directly and sending the mover (whose OK is pending) through its outbox, then
+    /// going on with the members after it.
+    @Test("several clients see the same PAGE lines, and the mover gets OK before its PAGE", arguments: [0, 2, 4])
+    func severalClientsSeeTheSamePageLines(moverJoins: Int) async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in
             var followers: [LineClient] = []
+            var mover: LineClient?
             for i in 0..<4 {
+                if i == moverJoins { mover = try await daemon.join(label: "mover").0 }
                 let (client, hello) = try await daemon.join(label: "follower \(i)")
                 #expect(hello["room"] == "talk")
                 #expect(hello.page == 1 && hello.pages == 6 && hello.version == 0)
                 followers.append(client)
             }
-            let (mover, _) = try await daemon.join(label: "mover")
+            if mover == nil { mover = try await daemon.join(label: "mover").0 }
+            guard let mover else { return }
             try await mover.ok("NAME ann")
 
             var expected: [String] = []

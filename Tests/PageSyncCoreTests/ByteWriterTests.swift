@@ -41,4 +41,16 @@ import PageSyncCore
         #expect(bytes == Array("a  b  c\u{A0} [31m".utf8))
         #expect(bytes == Array(ControlCharacters.replacingControls(text).utf8))
     }
+
+    /// The stated capacity is a bound, not a hint: writing past it stops the process rather
+    /// than touching memory the array does not own.
+    @Test func writingPastTheCapacityStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            _ = ByteWriter.bytes(capacity: 2) { $0.ascii("abc") }
+        }
+        await #expect(processExitsWith: .failure) {
+            _ = ByteWriter.bytes(capacity: 19) { $0.decimal(UInt64.max) }
+        }
+    }
 }
+

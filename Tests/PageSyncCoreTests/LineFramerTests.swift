@@ -207,7 +207,7 @@ private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)[...]) }
         #expect(Array(kept) == bytes("first"))
         #expect(f.next() == line("second"))
         #expect(f.next() == nil)
-        #expect(f.bufferedByteCount == 3, "compacted down to the partial line")
+        #expect(f.bufferedByteCount == 3, "only the partial line is held")
         f.append(contentsOf: bytes("rd\n" + String(repeating: "x", count: 50) + "\n"))
         #expect(drain(&f) == [line("third"), line(String(repeating: "x", count: 50))])
         #expect(Array(kept) == bytes("first"))

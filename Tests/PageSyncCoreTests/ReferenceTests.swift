@@ -156,6 +156,29 @@ private func referenceFrames(_ b: [UInt8], max: Int) -> [LineFramer.Frame] {
         }
     }
 
+    /// As the server does when a client's turn budget runs out: it stops taking frames after
+    /// any one (with the framer's compaction still due) and appends more before taking again.
+    @Test func lineFramerMatchesReferenceWhenFramesAreTakenLate() {
+        var rng = SeededGenerator(seed: 11)
+        var takes = SeededGenerator(seed: 12)  // how many frames to take after each append
+        for _ in 0..<3000 {
+            let bytes = randomBytes(&rng, alphabet: Array("ab\n\r".utf8), maxLength: 60)
+            let max = Int.random(in: 1...6, using: &rng)
+            var framer = LineFramer(maxLineLength: max)
+            var frames: [LineFramer.Frame] = []
+            randomChunks(bytes, &rng) { chunk in
+                framer.append(chunk)
+                for _ in 0..<Int.random(in: 0...2, using: &takes) {
+                    guard let f = framer.next() else { break }
+                    frames.append(f)
+                }
+            }
+            while let f = framer.next() { frames.append(f) }
+            #expect(framer.bufferedByteCount <= max)
+            #expect(frames == referenceFrames(bytes, max: max), "\(max) \(bytes)")
+        }
+    }
+
     @Test func parserNeverFailsWithoutAOneLineMessage() {
         var rng = SeededGenerator(seed: 99)
         let words = ["next", "GOTO", "if", "IF", "3", "0", "-1", "text", "join", "name", "ping", "auth", "status",

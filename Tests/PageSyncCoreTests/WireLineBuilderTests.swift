@@ -56,7 +56,7 @@ import PageSyncCore
             state.epoch = Epoch(epochs[i % epochs.count])
             let room = RoomSnapshot(name: Self.randomText(&rng), state: state, wraps: i % 2 == 0, file: "x.md")
             let fields = "page=\(state.page) pages=\(state.pageCount) version=\(state.version) by=\(state.by ?? "-") doc=\(state.doc) epoch=\(state.epoch)"
-            #expect(Wire.stateFields(state) == fields)
+            #expect(Wire.stateFields(state) == ControlCharacters.replacingControls(fields))
             #expect(Wire.event(room) == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
             #expect(Wire.navigated(state)
                 == Self.stringEncoded("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version)"))
@@ -89,7 +89,9 @@ import PageSyncCore
         state.epoch = Epoch(UInt64.max)
         let room = RoomSnapshot(name: "界😀", state: state, wraps: true)
         let event = Wire.event(room)
-        #expect(event == Self.stringEncoded("PAGE room=\(room.name) \(Wire.stateFields(state))"))
+        let fields = "page=\(Int.max) pages=\(Int.max) version=\(UInt64.max) by=é€界😀 doc=d😀c epoch=ffffffffffffffff"
+        #expect(Wire.stateFields(state) == fields)
+        #expect(event == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
         // Only page= and pages= (positive Ints, at most 19 digits) leave room unused.
         #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2)
         #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).count == 2)

@@ -9,17 +9,12 @@ extension Coordinator {
     /// reached by other processes) is tried again every second; once watched, its rooms are
     /// re-indexed, since an edit may have come in meanwhile.
     func watchDocuments() {
-        var directories: Set<String> = []
-        for runtime in rooms.values {
-            guard case .file(let path) = runtime.config.document else { continue }
-            directories.insert(Self.split(path).directory)
-        }
-        for directory in directories where fileWatchers[directory] == nil && !unwatched.contains(directory) {
+        for directory in documentDirectories() where fileWatchers[directory] == nil && unwatched[directory] == nil {
             do throws(UVError) {
                 try startWatching(directory)
             } catch {
                 logger.warning("cannot watch \(directory) for changes (\(error)); trying again every second, and SIGHUP re-indexes meanwhile")
-                unwatched.insert(directory)
+                unwatched[directory] = "\(error)"
             }
         }
         if !unwatched.isEmpty && watchRetryTimer == nil && !shuttingDown {
@@ -34,16 +29,41 @@ extension Coordinator {
     /// How often a directory that could not be watched is tried again.
     static let watchRetryMilliseconds: UInt64 = 1000
 
+    /// The directories of the rooms' documents (files only).
+    private func documentDirectories() -> Set<String> {
+        var directories: Set<String> = []
+        for runtime in rooms.values {
+            guard case .file(let path) = runtime.config.document else { continue }
+            directories.insert(Self.split(path).directory)
+        }
+        return directories
+    }
+
     private func startWatching(_ directory: String) throws(UVError) {
         fileWatchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
             self.fileChanged(directory: directory, filename: filename)
         }
     }
 
+    /// Tries each unwatched directory again; one no room uses any more (after a reload) is
+    /// dropped, and a new reason for failing is logged once.
     private func retryWatches() {
-        for directory in unwatched {
-            guard (try? startWatching(directory)) != nil else { continue }
-            unwatched.remove(directory)
+        let wanted = documentDirectories()
+        for (directory, lastError) in unwatched {
+            guard wanted.contains(directory) else {
+                unwatched[directory] = nil
+                continue
+            }
+            do throws(UVError) {
+                try startWatching(directory)
+            } catch {
+                if "\(error)" != lastError {
+                    logger.warning("cannot watch \(directory) for changes (\(error)); still trying every second")
+                    unwatched[directory] = "\(error)"
+                }
+                continue
+            }
+            unwatched[directory] = nil
             logger.notice("watching \(directory) for changes now")
             fileChanged(directory: directory, filename: nil)
         }

@@ -88,8 +88,9 @@ public actor Coordinator {
     var prepare: PrepareHook?
     var signalWatchers: [SignalWatcher] = []
     var fileWatchers: [String: FileWatcher] = [:]
-    /// Directories whose watch could not be started yet, and the timer that tries them again.
-    var unwatched: Set<String> = []
+    /// Directories whose watch could not be started yet (with the last reason), and the timer
+    /// that tries them again.
+    var unwatched: [String: String] = [:]
     var watchRetryTimer: UV.Timer?
     var reindexTimers: [String: UV.Timer] = [:]
     var watchdogTimer: UV.Timer?

@@ -168,14 +168,17 @@ package struct Outbox {
     /// Takes what may leave now: the items whose group is settled, in order, and then the
     /// slot if the client is not backed up and nothing before it waits. A closing client
     /// gets no event after its last reply.
+    ///
+    /// This form, returning a new array, is the tests'; the coordinator uses
+    /// ``take(settled:backedUp:into:render:)``.
     package mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
         var out: [[UInt8]] = []
         take(settled: settled, backedUp: backedUp, into: &out, render: render)
         return out
     }
 
-    /// ``take(settled:backedUp:render:)``, appending to `out` (a buffer the caller reuses, so
-    /// taking allocates nothing).
+    /// ``take(settled:backedUp:render:)``, appending to `out`: a buffer the caller reuses, so
+    /// taking allocates no array of its own (a `.deferred` reply is still rendered when taken).
     package mutating func take(settled: UInt64, backedUp: Bool, into out: inout [[UInt8]],
                                render: (DeferredReply) -> [UInt8]) {
         var taken = 0

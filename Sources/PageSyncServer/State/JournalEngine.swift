@@ -39,7 +39,6 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var preallocation = JournalPreallocation(fileSize: 0)
     /// Bytes of the last snapshot's records: what the live state costs.
     private var liveSize = 0
-
     private var syncTimer: UV.Timer?
     /// One disk job (a sync, or the end of a compaction) at a time, in order.
     private var diskBusy = false
@@ -108,8 +107,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         if let reason { logger.warning("journal: \(reason): every room starts a new epoch") }
         if rewrite {
             // Replace the file by a clean one now, so the same damage is not found again.
-            var fresh: [UInt8] = []
-            for saved in rooms.values { JournalCodec.append(.room(saved), to: &fresh) }
+            let fresh = JournalCodec.encode(rooms: Array(rooms.values))
             switch JournalFile.replace(journalPath, temp: "\(directory)/journal.rewrite", directory: directory, with: fresh) {
             case .success(let newFD):
                 adopt(newFD, size: fresh.count)
@@ -347,10 +345,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
 
     /// A whole journal: every room's state, then this boot's marker.
     private func encodeSnapshot(_ rooms: [SavedRoom]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for saved in rooms { JournalCodec.append(.room(saved), to: &bytes) }
-        JournalCodec.append(.opened(bootID: bootID), to: &bytes)
-        return bytes
+        JournalCodec.encode(rooms: rooms) + JournalCodec.encode(.opened(bootID: bootID))
     }
 
     private func startCompaction() {

@@ -119,6 +119,10 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         let expected = length + le(CRC32C.checksum(payload, continuing: CRC32C.checksum(length))) + payload
         #expect(JournalCodec.encode(.room(saved("ü-room"))) == expected)
         #expect(JournalCodec.encode(.closed) == le(UInt32(1)) + le(CRC32C.checksum([UInt8(ascii: "C")], continuing: CRC32C.checksum(le(UInt32(1))))) + [UInt8(ascii: "C")])
+        let opened = [UInt8(ascii: "O")] + str("b00t")
+        let openedLength = le(UInt32(opened.count))
+        #expect(JournalCodec.encode(.opened(bootID: "b00t"))
+            == openedLength + le(CRC32C.checksum(opened, continuing: CRC32C.checksum(openedLength))) + opened)
     }
 
     /// A group's records are encoded in one allocation, and are the records one after another.
@@ -134,7 +138,14 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
     @Test func longStringsAreCutBetweenCharacters() {
         let ascii = String(repeating: "a", count: 70_000)
         let euro = String(repeating: "€", count: 30_000)  // 3 bytes each: 65,535 is a boundary, cut one before it
-        for (doc, kept) in [(ascii, 65_535), (euro, 65_532), (String(repeating: "a", count: 65_534), 65_534)] {
+        let cases = [
+            (ascii, 65_535), (euro, 65_532), (String(repeating: "a", count: 65_534), 65_534),
+            // 65,536 bytes, the limit inside the last character: cut before it.
+            (String(repeating: "a", count: 65_533) + "€", 65_533),
+            // Exactly 65,535 bytes: cut too, and the last whole character goes (the format's rule).
+            (String(repeating: "a", count: 65_532) + "€", 65_532),
+        ]
+        for (doc, kept) in cases {
             let bytes = JournalCodec.encode(.room(saved(doc: doc)))
             guard case .record(.room(let back), let next) = frame(bytes) else {
                 Issue.record("a record with a \(doc.utf8.count)-byte doc does not read back")
