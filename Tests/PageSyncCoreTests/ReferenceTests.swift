@@ -140,26 +140,13 @@ private func referenceFrames(_ b: [UInt8], max: Int) -> [LineFramer.Frame] {
         }
     }
 
-    @Test func lineFramerMatchesReference() {
-        var rng = SeededGenerator(seed: 7)
-        for _ in 0..<3000 {
-            let bytes = randomBytes(&rng, alphabet: Array("ab\n\r".utf8), maxLength: 60)
-            let max = Int.random(in: 1...6, using: &rng)
-            var framer = LineFramer(maxLineLength: max)
-            var frames: [LineFramer.Frame] = []
-            randomChunks(bytes, &rng) { chunk in
-                framer.append(chunk)
-                while let f = framer.next() { frames.append(f) }
-                #expect(framer.bufferedByteCount <= max)
-            }
-            #expect(frames == referenceFrames(bytes, max: max), "\(max) \(bytes)")
-        }
-    }
-
-    /// As the server does when a client's turn budget runs out: it stops taking frames after
-    /// any one (with the framer's compaction still due) and appends more before taking again.
-    @Test func lineFramerMatchesReferenceWhenFramesAreTakenLate() {
-        var rng = SeededGenerator(seed: 11)
+    /// The framer against the reference, fed in random chunks. `takingLate`: as the server does
+    /// when a client's turn budget runs out, it takes at most two frames after an append (with
+    /// the framer's compaction still due after a line) and appends more before taking again;
+    /// otherwise it takes every frame after each append, and never holds more than a line.
+    @Test(arguments: [false, true])
+    func lineFramerMatchesReference(takingLate: Bool) {
+        var rng = SeededGenerator(seed: takingLate ? 11 : 7)
         var takes = SeededGenerator(seed: 12)  // how many frames to take after each append
         for _ in 0..<3000 {
             let bytes = randomBytes(&rng, alphabet: Array("ab\n\r".utf8), maxLength: 60)
@@ -168,10 +155,13 @@ private func referenceFrames(_ b: [UInt8], max: Int) -> [LineFramer.Frame] {
             var frames: [LineFramer.Frame] = []
             randomChunks(bytes, &rng) { chunk in
                 framer.append(chunk)
-                for _ in 0..<Int.random(in: 0...2, using: &takes) {
-                    guard let f = framer.next() else { break }
+                let limit = takingLate ? Int.random(in: 0...2, using: &takes) : Int.max
+                var taken = 0
+                while taken < limit, let f = framer.next() {
                     frames.append(f)
+                    taken += 1
                 }
+                if !takingLate { #expect(framer.bufferedByteCount <= max) }
             }
             while let f = framer.next() { frames.append(f) }
             #expect(framer.bufferedByteCount <= max)
