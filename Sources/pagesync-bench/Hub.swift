@@ -267,30 +267,8 @@ final class Hub {
     /// until the last follower has it, and until the first one has it.
     func latency(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping ([Double], [Double], String?) -> Void) {
         guard driver != nil else { done([], [], "no driver"); return }
-        let probe = LatencyProbe(hub: self, links: links, changes: changes)
-        var last: [Double] = [], first: [Double] = []
-        let watchdog = UV.Timer(loop: loop)
-        var finished = false
-        func finish(_ error: String?) {
-            guard !finished else { return }
-            finished = true
-            watchdog.close()
-            probe.stop()
-            done(last, first, error)
-        }
-        func send(_ seq: Int) {
-            probe.send(seq) { lastUs, firstUs in
-                last.append(lastUs)
-                first.append(firstUs)
-                if seq < changes { send(seq + 1) } else { finish(nil) }
-            }
-        }
-        watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
-            if monotonicNanoseconds() - probe.lastSend > UInt64(stallMs) * 1_000_000 {
-                finish("stalled after \(last.count) of \(changes) changes")
-            }
-        }
-        send(1)
+        LatencyProbe.rounds([LatencyProbe(hub: self, links: links, changes: changes)], labels: [""], loop: loop,
+                            stallMs: stallMs) { last, first, error in done(last[0], first[0], error) }
     }
 
     /// Fan-out throughput: all changes back to back; returns (deliveries, seconds, lost).
@@ -488,5 +466,55 @@ final class LatencyProbe {
         self.reached = nil
         let sent = sendTimes[seq], last = lastTimes[seq], first = firstTimes[seq]
         reached(last > sent ? Double(last - sent) / 1000 : 0, first > sent ? Double(first - sent) / 1000 : 0)
+    }
+}
+
+extension LatencyProbe {
+    /// The order of round `round` (1-based) over `count` targets: every target once, starting
+    /// with the ((round - 1) mod count)-th, so each goes first (and last) equally often.
+    static func order(round: Int, count: Int) -> [Int] {
+        (0..<count).map { (round - 1 + $0) % count }
+    }
+
+    /// On the loop thread: the fan-out latency of one target (`run`) or of several in the
+    /// same rounds (`interleave`). `probes[i].changes` rounds; round r sends change r through every
+    /// probe in `order(round: r, ...)`, each once the previous probe's followers all have
+    /// theirs. Returns, per probe, the microseconds of each change until the last and until the
+    /// first follower had it, and an error when a change stalled for `stallMs`.
+    static func rounds(_ probes: [LatencyProbe], labels: [String], loop: EventLoop, stallMs: Int,
+                       _ done: @escaping ([[Double]], [[Double]], String?) -> Void) {
+        let rounds = probes.map(\.changes).min() ?? 0
+        var last = [[Double]](repeating: [], count: probes.count)
+        var first = last
+        guard rounds > 0 else { done(last, first, nil); return }
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        var inFlight = 0  // the probe whose change is out
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for probe in probes { probe.stop() }
+            done(last, first, error)
+        }
+        func send(round: Int, turn: Int) {
+            guard turn < probes.count else {
+                if round < rounds { send(round: round + 1, turn: 0) } else { finish(nil) }
+                return
+            }
+            let i = order(round: round, count: probes.count)[turn]
+            inFlight = i
+            probes[i].send(round) { lastUs, firstUs in
+                last[i].append(lastUs)
+                first[i].append(firstUs)
+                send(round: round, turn: turn + 1)
+            }
+        }
+        watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
+            if monotonicNanoseconds() - probes[inFlight].lastSend > UInt64(stallMs) * 1_000_000 {
+                finish("\(labels[inFlight].isEmpty ? "" : labels[inFlight] + " ")stalled after \(last[inFlight].count) of \(rounds) changes")
+            }
+        }
+        send(round: 1, turn: 0)
     }
 }

@@ -129,7 +129,7 @@ struct InterleaveCommand: ParsableCommand {
             let started = monotonicNanoseconds()
             let (last, first, error): ([[Double]], [[Double]], String?) = runner.sync { done in
                 let probes = zip(hubs.value, measuredLinks.value).map { LatencyProbe(hub: $0, links: $1, changes: changes) }
-                Self.latency(probes, labels: measuredLabels, loop: runner.loop, stallMs: stallMs) { done(($0, $1, $2)) }
+                LatencyProbe.rounds(probes, labels: measuredLabels, loop: runner.loop, stallMs: stallMs) { done(($0, $1, $2)) }
             }
             log("interleave N=\(n): \(changes) round(s) over \(measured.count) target(s) in \(fmt(Double(monotonicNanoseconds() - started) / 1e9, 2)) s")
             if let error { log("interleave N=\(n): \(error)") }
@@ -140,52 +140,5 @@ struct InterleaveCommand: ParsableCommand {
             for session in sessions { session.closeAll() }
             sleepMilliseconds(300)
         }
-    }
-
-    /// The order of round `round` (1-based) over `count` targets: every target once, starting
-    /// with the ((round - 1) mod count)-th, so each goes first (and last) equally often.
-    static func order(round: Int, count: Int) -> [Int] {
-        (0..<count).map { (round - 1 + $0) % count }
-    }
-
-    /// On the loop thread: `probes[i].changes` rounds; round r sends change r through every
-    /// probe in `order(round: r, ...)`, each once the previous probe's followers all have
-    /// theirs. Returns, per probe, the microseconds of each change until the last and until the
-    /// first follower had it, and an error when a change stalled for `stallMs`.
-    static func latency(_ probes: [LatencyProbe], labels: [String], loop: EventLoop, stallMs: Int,
-                        _ done: @escaping ([[Double]], [[Double]], String?) -> Void) {
-        let rounds = probes.map(\.changes).min() ?? 0
-        var last = [[Double]](repeating: [], count: probes.count)
-        var first = last
-        guard rounds > 0 else { done(last, first, nil); return }
-        let watchdog = UV.Timer(loop: loop)
-        var finished = false
-        var inFlight = 0  // the probe whose change is out
-        func finish(_ error: String?) {
-            guard !finished else { return }
-            finished = true
-            watchdog.close()
-            for probe in probes { probe.stop() }
-            done(last, first, error)
-        }
-        func send(round: Int, turn: Int) {
-            guard turn < probes.count else {
-                if round < rounds { send(round: round + 1, turn: 0) } else { finish(nil) }
-                return
-            }
-            let i = order(round: round, count: probes.count)[turn]
-            inFlight = i
-            probes[i].send(round) { lastUs, firstUs in
-                last[i].append(lastUs)
-                first[i].append(firstUs)
-                send(round: round, turn: turn + 1)
-            }
-        }
-        watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
-            if monotonicNanoseconds() - probes[inFlight].lastSend > UInt64(stallMs) * 1_000_000 {
-                finish("\(labels[inFlight]) stalled at change \(last[inFlight].count + 1) of \(rounds)")
-            }
-        }
-        send(round: 1, turn: 0)
     }
 }
