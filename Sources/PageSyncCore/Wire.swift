@@ -38,11 +38,16 @@ public enum Wire {
 
     /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
     public static func event(_ room: RoomSnapshot) -> [UInt8] {
-        WireLineBuilder.line(capacity: 11 + room.name.utf8.count + stateFieldsCapacity(room.state)) { out in
+        event(room: room.name, room.state)
+    }
+
+    /// ``event(_:)`` from the room's name and state alone (no snapshot to assemble).
+    public static func event(room name: String, _ state: RoomState) -> [UInt8] {
+        WireLineBuilder.line(capacity: 11 + name.utf8.count + stateFieldsCapacity(state)) { out in
             out.ascii("PAGE room=")
-            out.text(room.name)
+            out.text(name)
             out.ascii(" ")
-            appendStateFields(room.state, to: &out)
+            appendStateFields(state, to: &out)
         }
     }
 

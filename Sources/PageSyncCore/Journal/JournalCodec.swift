@@ -31,10 +31,14 @@ public enum JournalCodec {
 
     /// The frames of `records`, one after another, in one allocation: what a group writes.
     public static func encode(rooms records: [SavedRoom]) -> [UInt8] {
-        var size = 0
-        for record in records { size += roomFrameSize(record) }
-        return ByteWriter.bytes(capacity: size) { out in
-            for record in records { writeRoom(record, to: &out) }
+        // Each record borrowed through the buffer: iterating the array copies each one (its
+        // strings retained and released).
+        records.withUnsafeBufferPointer { records in
+            var size = 0
+            for i in records.indices { size += roomFrameSize(records[i]) }
+            return ByteWriter.bytes(capacity: size) { out in
+                for i in records.indices { writeRoom(records[i], to: &out) }
+            }
         }
     }
 
@@ -48,7 +52,7 @@ public enum JournalCodec {
     }
 
     /// The exact size of a room record's frame.
-    private static func roomFrameSize(_ r: SavedRoom) -> Int {
+    private static func roomFrameSize(_ r: borrowing SavedRoom) -> Int {
         headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.room) + storedLength(r.by ?? "") + storedLength(r.doc)
     }
 
@@ -58,34 +62,43 @@ public enum JournalCodec {
         case .room(let r):
             writeRoom(r, to: &out)
         case .opened(let bootID):
-            writeFrame(to: &out) { out in
-                out.byte(UInt8(ascii: "O"))
-                writeString(bootID, to: &out)
-            }
+            let start = beginFrame(&out)
+            out.byte(UInt8(ascii: "O"))
+            writeString(bootID, to: &out)
+            endFrame(&out, start: start)
         case .closed:
-            writeFrame(to: &out) { $0.byte(UInt8(ascii: "C")) }
+            let start = beginFrame(&out)
+            out.byte(UInt8(ascii: "C"))
+            endFrame(&out, start: start)
         }
     }
 
-    /// Writes a room record's frame (without wrapping it in a ``JournalRecord``, which copies it).
-    private static func writeRoom(_ r: SavedRoom, to out: inout ByteWriter) {
-        writeFrame(to: &out) { out in
-            out.byte(UInt8(ascii: "R"))
-            out.littleEndian(r.epoch.value)
-            out.littleEndian(r.version)
-            out.littleEndian(UInt32(clamping: r.page.number))
-            writeString(r.room, to: &out)
-            writeString(r.by ?? "", to: &out)
-            writeString(r.doc, to: &out)
-        }
+    /// Writes a room record's frame (without wrapping it in a ``JournalRecord``, which copies
+    /// it, and without a closure, which would capture a copy).
+    private static func writeRoom(_ r: borrowing SavedRoom, to out: inout ByteWriter) {
+        let start = beginFrame(&out)
+        out.byte(UInt8(ascii: "R"))
+        out.littleEndian(r.epoch.value)
+        out.littleEndian(r.version)
+        out.littleEndian(UInt32(clamping: r.page.number))
+        writeString(r.room, to: &out)
+        if let by = r.by { writeString(by, to: &out) } else { writeString("", to: &out) }
+        writeString(r.doc, to: &out)
+        endFrame(&out, start: start)
     }
 
-    /// Writes the payload `payload` writes, then its length and checksum in front of it.
+    /// Starts a frame: room for its header, filled in by ``endFrame(_:start:)`` once the
+    /// payload is written. Returns where the frame starts.
     @inline(__always)
-    private static func writeFrame(to out: inout ByteWriter, _ payload: (inout ByteWriter) -> Void) {
+    private static func beginFrame(_ out: inout ByteWriter) -> Int {
         let start = out.count
         out.zeros(headerSize)
-        payload(&out)
+        return start
+    }
+
+    /// Ends the frame begun at `start`: its length and checksum go in front of the payload.
+    @inline(__always)
+    private static func endFrame(_ out: inout ByteWriter, start: Int) {
         let length = UInt32(out.count - start - headerSize)
         out.store(littleEndian: length, at: start)
         let lengthBytes = out.written(start..<start + 4)

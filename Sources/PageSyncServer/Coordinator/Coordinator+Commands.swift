@@ -125,27 +125,32 @@ extension Coordinator {
         }
     }
 
-    /// Tries the navigation on a copy of the room: a refused one changes nothing, and a change
-    /// the engine cannot save now is answered `ERR 507` without being made.
+    /// Navigates the room: a refused navigation changes nothing (``Room/navigate(_:ifVersion:by:hasControl:)``),
+    /// and while the engine refuses changes, one that would move is answered `ERR 507`
+    /// without being made.
     private func navigate(_ runtime: RoomRuntime, _ navigation: Navigation, ifVersion: UInt64?, from session: Session) {
         if let authority {
             navigateThroughAuthority(authority, runtime, navigation, ifVersion: ifVersion, from: session)
             return
         }
-        var trial = runtime.room
-        switch trial.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
-        case .success(.moved):
-            if let refusal = engine.refusal {
+        if let refusal = engine.refusal {
+            // Tried on a copy: only a navigation that would move is refused.
+            var trial = runtime.room
+            if case .success(.moved) = trial.navigate(navigation, ifVersion: ifVersion, by: session.name,
+                                                      hasControl: session.control) {
                 stage(session, .bytes(Self.notSavedLine(refusal)))
                 return
             }
-            runtime.room = trial
+        }
+        // Made in place (no copy of the room): a refused navigation changes nothing.
+        switch runtime.room.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
+        case .success(.moved):
             // The OK goes before the PAGE, and both wait for the group the change joins.
             markChanged(runtime)
-            stage(session, .change(Wire.navigated(trial.state)))
+            stage(session, .change(Wire.navigated(runtime.room.state)))
             roomChanged(runtime)
         case .success(.unchanged):
-            stage(session, .change(Wire.navigated(trial.state)))
+            stage(session, .change(Wire.navigated(runtime.room.state)))
         case .failure(let error):
             stage(session, reporting: .navigationError(error, room: runtime.room.name))
         }

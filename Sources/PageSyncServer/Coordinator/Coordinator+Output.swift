@@ -39,7 +39,7 @@ extension Coordinator {
     /// earlier, when anything else is staged for it.
     func roomChanged(_ runtime: RoomRuntime) {
         markChanged(runtime)
-        publish(Wire.event(runtime.snapshot), group: stagingGroup, in: runtime)
+        publish(Wire.event(room: runtime.room.name, runtime.room.state), group: stagingGroup, in: runtime)
     }
 
     /// Adds `line` to the room's fan-out, waiting for `group`.
@@ -200,18 +200,19 @@ extension Coordinator {
         guard !changedThisTurn.isEmpty else { return }
         let group = nextGroup
         nextGroup += 1
-        var changes: [(room: RoomRuntime, before: RoomState, after: RoomState)] = []
+        var changes: [PendingGroup.Change] = []
         var records: [SavedRoom] = []
         changes.reserveCapacity(changedThisTurn.count)
         records.reserveCapacity(changedThisTurn.count)
         for runtime in changedThisTurn {
             runtime.changedThisTurn = false
-            changes.append((runtime, runtime.submitted, runtime.room.state))
-            records.append(SavedRoom(room: runtime.room.name, state: runtime.room.state))
-            runtime.submitted = runtime.room.state
+            let after = runtime.room.state
+            changes.append(PendingGroup.Change(room: runtime, before: runtime.submitted, after: after))
+            records.append(SavedRoom(room: runtime.room.name, state: after))
+            runtime.submitted = after
         }
         changedThisTurn.removeAll(keepingCapacity: true)
-        pendingGroups.append((group, changes))
+        pendingGroups.append(PendingGroup(id: group, changes: changes))
         engine.submit(group: group, rooms: records)
     }
 
@@ -239,19 +240,17 @@ extension Coordinator {
         // allocated), and put back empty: it keeps no chunk alive between flushes.
         var chunks: [[UInt8]] = []
         swap(&chunks, &flushChunks)
-        defer {
-            chunks.removeAll(keepingCapacity: true)
-            swap(&chunks, &flushChunks)
-        }
+        defer { swap(&chunks, &flushChunks) }
         repeat {
-            chunks.removeAll(keepingCapacity: true)
             session.outbox.take(settled: settled, backedUp: session.backedUp, into: &chunks) { render($0) }
             switch chunks.count {
             case 0: break
             case 1: connection.write(chunks[0])
             default: connection.write(chunks)
             }
-            for chunk in chunks { written += chunk.count }
+            // Emptied one by one: `removeAll(keepingCapacity:)` destroys arrays of arrays
+            // through the runtime's generic path, several times the cost of these releases.
+            while let chunk = chunks.popLast() { written += chunk.count }
             // A large reply goes on while the socket takes it, up to the turn's budget.
         } while session.outbox.isStreaming && !session.backedUp && written < TurnBudget.bytes
             && watch.lap() < TurnBudget.time
@@ -322,7 +321,10 @@ extension Coordinator {
         settled = group
         while let first = pendingGroups.first, first.id <= group {
             pendingGroups.removeFirst()
-            for change in first.changes { change.room.saved = change.after }
+            // Borrowed through the buffer: iterating copies each change (two states' strings).
+            first.changes.withUnsafeBufferPointer { changes in
+                for i in changes.indices { changes[i].room.saved = changes[i].after }
+            }
         }
         for session in waiting.values { queueFlush(session) }
         waiting.removeAll(keepingCapacity: true)

@@ -68,10 +68,8 @@ public actor Coordinator {
     var settled: UInt64 = 0
     /// Rooms changed in this turn.
     var changedThisTurn: [RoomRuntime] = []
-    /// Groups handed to the engine and not settled: each room's state before and after.
-    var pendingGroups: [(id: UInt64, changes: [(room: RoomRuntime, before: RoomState, after: RoomState)])] = []
-    /// Rooms' states before their first change of this turn.
-    var beforeThisTurn: [ObjectIdentifier: RoomState] = [:]
+    /// Groups handed to the engine and not settled, oldest first.
+    var pendingGroups: [PendingGroup] = []
 
     /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
     let shared = AuthoritySide()

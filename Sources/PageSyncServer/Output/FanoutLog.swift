@@ -60,7 +60,9 @@ package struct FanoutLog {
 
     /// Every member has been offered everything: the log empties and a new run starts.
     package mutating func reset() {
-        lines.removeAll(keepingCapacity: true)
+        // One by one: `removeAll(keepingCapacity:)` destroys the lines through the runtime's
+        // generic path, several times the cost of these releases.
+        while lines.popLast() != nil {}
         newestGroup = 0
         run &+= 1
     }

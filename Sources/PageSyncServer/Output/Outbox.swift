@@ -208,7 +208,8 @@ package struct Outbox {
             }
         }
         if taken == items.count {
-            items.removeAll(keepingCapacity: true)
+            // One by one, as ``FanoutLog/reset()`` does: cheaper than `removeAll(keepingCapacity:)`.
+            while items.popLast() != nil {}
             stagedBytes = 0
         } else if taken > 0 {
             items.removeFirst(taken)
