@@ -141,6 +141,25 @@ private func room(page p: Int = 1, of count: Int = 6, version: UInt64 = 0, wraps
         #expect(r.state.version == 2)
     }
 
+    /// The coordinator navigates the room in place and relies on this: every refusal leaves
+    /// the whole room (state and policy) as it was.
+    @Test(arguments: [
+        (room(page: 1, version: 4, token: true), Navigation.next, UInt64?.none, false, NavigationError.forbidden),
+        (room(page: 1, version: 4, by: "x"), Navigation.next, UInt64?.some(3), true, NavigationError.conflict(expected: 3)),
+        (room(page: 6, version: 4, by: "x"), Navigation.next, UInt64?.none, true, NavigationError.pastEnd(.last)),
+        (room(page: 1, version: 4, by: "x"), Navigation.previous, UInt64?.none, true, NavigationError.pastEnd(.first)),
+        (room(page: 2, version: 4, by: "x"), Navigation.goto(page(7)), UInt64?.none, true, NavigationError.noSuchPage(page(7))),
+        (room(page: 2, version: UInt64.max, by: "x"), Navigation.next, UInt64?.none, true, NavigationError.versionExhausted),
+    ])
+    func everyRefusalLeavesTheRoomAsItWas(start: Room, nav: Navigation, ifVersion: UInt64?, control: Bool,
+                                         error: NavigationError) {
+        var r = start
+        #expect(go(&r, nav, ifVersion: ifVersion, by: "someone", hasControl: control) == .failure(error))
+        #expect(r.state == start.state)
+        #expect(r.policy == start.policy)
+        #expect(r.name == start.name)
+    }
+
     @Test func versionIsMonotonic() {
         var r = room(page: 1, of: 4, wraps: true)
         var last = r.state.version
