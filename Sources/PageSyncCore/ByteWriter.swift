@@ -11,7 +11,9 @@ package struct ByteWriter {
     /// The number of bytes written so far.
     package private(set) var count = 0
 
-    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+    /// A writer of at most `capacity` bytes at `base` (``bytes(capacity:_:)`` and
+    /// ``ByteLine/write(capacity:_:)`` make one over memory they own).
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
         self.base = base
         self.capacity = capacity
     }

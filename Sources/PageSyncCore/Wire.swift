@@ -37,13 +37,13 @@ public enum Wire {
     }
 
     /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
-    public static func event(_ room: RoomSnapshot) -> [UInt8] {
+    package static func event(_ room: RoomSnapshot) -> ByteLine {
         event(room: room.name, room.state)
     }
 
     /// ``event(_:)`` from the room's name and state alone (no snapshot to assemble).
-    public static func event(room name: String, _ state: RoomState) -> [UInt8] {
-        WireLineBuilder.line(capacity: 11 + name.utf8.count + stateFieldsCapacity(state)) { out in
+    package static func event(room name: String, _ state: RoomState) -> ByteLine {
+        WireLineBuilder.byteLine(capacity: 11 + name.utf8.count + stateFieldsCapacity(state)) { out in
             out.ascii("PAGE room=")
             out.text(name)
             out.ascii(" ")
@@ -52,8 +52,8 @@ public enum Wire {
     }
 
     /// `OK page= pages= version=`: the reply to a navigation.
-    public static func navigated(_ state: RoomState) -> [UInt8] {
-        WireLineBuilder.line(capacity: 3 + positionCapacity) { out in
+    package static func navigated(_ state: RoomState) -> ByteLine {
+        WireLineBuilder.byteLine(capacity: 3 + positionCapacity) { out in
             out.ascii("OK ")
             appendPosition(state, to: &out)
         }

@@ -14,12 +14,20 @@ package struct WireLineBuilder {
     /// each ``decimal(_:)-(UInt64)`` and 16 for each ``hex16(_:)``. Writing more stops the
     /// process (``ByteWriter``).
     package static func line(capacity: Int, _ body: (inout WireLineBuilder) -> Void) -> [UInt8] {
-        ByteWriter.bytes(capacity: capacity + 1) { writer in
-            var builder = WireLineBuilder(writer: writer)
-            body(&builder)
-            builder.writer.byte(0x0A)
-            writer = builder.writer
-        }
+        ByteWriter.bytes(capacity: capacity + 1) { build(&$0, body) }
+    }
+
+    /// ``line(capacity:_:)`` as a ``ByteLine``: for the lines of every change, which cost less
+    /// to allocate that way.
+    package static func byteLine(capacity: Int, _ body: (inout WireLineBuilder) -> Void) -> ByteLine {
+        ByteLine.write(capacity: capacity + 1) { build(&$0, body) }
+    }
+
+    private static func build(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
+        var builder = WireLineBuilder(writer: writer)
+        body(&builder)
+        builder.writer.byte(0x0A)
+        writer = builder.writer
     }
 
     /// The most bytes ``decimal(_:)-(UInt64)`` and ``decimal(_:)-(Int)`` write.

@@ -16,6 +16,8 @@ public protocol StreamConnection: AnyObject {
     func write(_ bytes: [UInt8])
     /// Writes several buffers in order.
     func write(_ parts: [[UInt8]])
+    /// Writes the bytes `parts` point at, in order (see ``withGatheredBytes(_:groupSize:bytes:_:)``).
+    func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>)
     /// Bytes accepted by `write` and not yet handed to the kernel.
     var writeQueueSize: Int { get }
     /// Caps the bytes the kernel holds unsent (`TCP_NOTSENT_LOWAT`): past them, writes queue

@@ -153,37 +153,25 @@ final class StreamIO: UVHandleOwner {
         return true
     }
 
-    func write(_ parts: [[UInt8]]) {
+    /// Writes the bytes `parts` point at, in order, gathered: one `uv_try_write` for up to 16
+    /// of them (the rest in further ones, in order).
+    func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) {
         loop.assertOnLoopThread()
         guard acceptsWrites else { return }
-        // Collect stable pointers by nesting withUnsafeBufferPointer, into buffers on the stack;
-        // beyond a small number of parts, write them in chunks (order is preserved either way).
-        let chunkSize = 16
-        withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: chunkSize) { buffers in
-            var start = 0
-            while start < parts.count {
-                let end = min(start + chunkSize, parts.count)
-                collect(parts, start, end, buffers, 0)
-                start = end
+        let groupSize = 16
+        withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: groupSize) { buffers in
+            var filled = 0
+            for part in parts {
+                guard let base = part.baseAddress, part.count > 0 else { continue }
+                buffers[filled] = uv_buf_init(UnsafeMutableRawPointer(mutating: base).assumingMemoryBound(to: CChar.self),
+                                              UInt32(part.count))
+                filled += 1
+                if filled == groupSize {
+                    write(buffers)
+                    filled = 0
+                }
             }
-        }
-    }
-
-    /// Points `buffers[filled...]` at the non-empty parts in `index..<end`, then writes them.
-    private func collect(_ parts: [[UInt8]], _ index: Int, _ end: Int,
-                         _ buffers: UnsafeMutableBufferPointer<uv_buf_t>, _ filled: Int) {
-        if index == end {
             if filled > 0 { write(UnsafeMutableBufferPointer(rebasing: buffers[..<filled])) }
-            return
-        }
-        guard !parts[index].isEmpty else {
-            collect(parts, index + 1, end, buffers, filled)
-            return
-        }
-        parts[index].withUnsafeBufferPointer { part in
-            buffers[filled] = uv_buf_init(UnsafeMutableRawPointer(mutating: part.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                          UInt32(part.count))
-            collect(parts, index + 1, end, buffers, filled + 1)
         }
     }
 

@@ -257,7 +257,13 @@ public final class TCPConnection {
     public func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { io.write($0) } }
 
     /// Writes several buffers as one gathered write (`uv_try_write` with several buffers), in order.
-    public func write(_ parts: [[UInt8]]) { io.write(parts) }
+    public func write(_ parts: [[UInt8]]) {
+        withGatheredBytes(parts) { io.write(gathering: $0) }
+    }
+
+    /// Writes the bytes `parts` point at as one gathered write, in order; they need to stay
+    /// valid only during the call.
+    public func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) { io.write(gathering: parts) }
 
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }

@@ -57,8 +57,8 @@ import PageSyncCore
             let room = RoomSnapshot(name: Self.randomText(&rng), state: state, wraps: i % 2 == 0, file: "x.md")
             let fields = "page=\(state.page) pages=\(state.pageCount) version=\(state.version) by=\(state.by ?? "-") doc=\(state.doc) epoch=\(state.epoch)"
             #expect(Wire.stateFields(state) == ControlCharacters.replacingControls(fields))
-            #expect(Wire.event(room) == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
-            #expect(Wire.navigated(state)
+            #expect(Wire.event(room).bytes == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
+            #expect(Wire.navigated(state).bytes
                 == Self.stringEncoded("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version)"))
         }
     }
@@ -88,12 +88,12 @@ import PageSyncCore
         var state = RoomState(page: PageNumber(Int.max)!, pageCount: Int.max, version: UInt64.max, by: "é€界😀", doc: "d😀c")
         state.epoch = Epoch(UInt64.max)
         let room = RoomSnapshot(name: "界😀", state: state, wraps: true)
-        let event = Wire.event(room)
+        let event = Wire.event(room).bytes
         let fields = "page=\(Int.max) pages=\(Int.max) version=\(UInt64.max) by=é€界😀 doc=d😀c epoch=ffffffffffffffff"
         #expect(Wire.stateFields(state) == fields)
         #expect(event == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
         // Only page= and pages= (positive Ints, at most 19 digits) leave room unused.
         #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2)
-        #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).count == 2)
+        #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).bytes.count == 2)
     }
 }

@@ -1,9 +1,10 @@
 import Testing
+import PageSyncCore
 import PageSyncServer
 
-private func line(_ text: String) -> [UInt8] { Array("\(text)\n".utf8) }
-private func texts(_ lines: ArraySlice<(line: [UInt8], group: UInt64)>) -> [String] {
-    lines.map { String(decoding: $0.line, as: UTF8.self) }
+private func line(_ text: String) -> ByteLine { ByteLine.copying("\(text)\n".utf8) }
+private func texts(_ lines: ArraySlice<(line: ByteLine, group: UInt64)>) -> [String] {
+    lines.map { String(decoding: $0.line.bytes, as: UTF8.self) }
 }
 
 @Suite struct FanoutLogTests {
@@ -68,13 +69,13 @@ private func texts(_ lines: ArraySlice<(line: [UInt8], group: UInt64)>) -> [Stri
         #expect(o.takeLatestAlone(settled: 1, backedUp: false) == nil, "its group is not settled")
         #expect(o.takeLatestAlone(settled: 2, backedUp: true) == nil, "the client is backed up")
         let taken = o.takeLatestAlone(settled: 2, backedUp: false)
-        #expect(taken.map { String(decoding: $0, as: UTF8.self) } == "PAGE v1\n")
+        #expect(taken.map { String(decoding: $0.bytes, as: UTF8.self) } == "PAGE v1\n")
         #expect(o.isEmpty)
     }
 
     @Test func anythingBeforeTheSlotSendsItThroughTake() {
         var o = Outbox()
-        o.stage(.change(Array("OK page=2\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(ByteLine.copying("OK page=2\n".utf8)), group: 1, backedUp: false)
         o.offer(line("PAGE v2"), group: 1, backedUp: false)
         #expect(o.takeLatestAlone(settled: 1, backedUp: false) == nil, "the OK goes first")
         #expect(!o.isEmpty)

@@ -2,7 +2,7 @@ import Testing
 import PageSyncCore
 import PageSyncServer
 
-private func line(_ text: String) -> [UInt8] { Array("\(text)\n".utf8) }
+private func line(_ text: String) -> ByteLine { ByteLine.copying("\(text)\n".utf8) }
 private func text(_ chunks: [[UInt8]]) -> String { chunks.map { String(decoding: $0, as: UTF8.self) }.joined() }
 private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
 
@@ -10,7 +10,7 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
     @Test func repliesLeaveInOrderOnceTheirGroupIsSettled() {
         var o = Outbox()
         o.stage(.bytes(Array("A\n".utf8)), group: 0, backedUp: false)
-        o.stage(.change(Array("OK 1\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(ByteLine.copying("OK 1\n".utf8)), group: 1, backedUp: false)
         o.stage(.bytes(Array("B\n".utf8)), group: 1, backedUp: false)
         #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "A\n", "group 1 is not saved yet")
         #expect(o.waits(settled: 0))
@@ -47,7 +47,7 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
 
     @Test func theSlotWaitsForItsGroupAndForRepliesBeforeIt() {
         var o = Outbox()
-        o.stage(.change(Array("OK\n".utf8)), group: 2, backedUp: true)
+        o.stage(.change(ByteLine.copying("OK\n".utf8)), group: 2, backedUp: true)
         o.offer(line("PAGE v9"), group: 2, backedUp: true)
         #expect(o.take(settled: 1, backedUp: false, render: noRender).isEmpty)
         #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK\nPAGE v9\n")
@@ -55,9 +55,9 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
 
     @Test func aFailedGroupTurnsItsOKIntoTheErrorAndDropsItsEvents() {
         var o = Outbox()
-        o.stage(.change(Array("OK v1\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(ByteLine.copying("OK v1\n".utf8)), group: 1, backedUp: false)
         o.offer(line("PAGE v1"), group: 1, backedUp: false)
-        o.stage(.change(Array("OK v2\n".utf8)), group: 2, backedUp: false)  // moves PAGE v1 ahead
+        o.stage(.change(ByteLine.copying("OK v2\n".utf8)), group: 2, backedUp: false)  // moves PAGE v1 ahead
         o.offer(line("PAGE v2"), group: 2, backedUp: false)
         o.stage(.bytes(Array("PONG\n".utf8)), group: 2, backedUp: false)   // moves PAGE v2 ahead
         o.offer(line("PAGE v3"), group: 3, backedUp: false)

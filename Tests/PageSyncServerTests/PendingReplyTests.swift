@@ -2,7 +2,7 @@ import Testing
 import PageSyncCore
 import PageSyncServer
 
-private func line(_ text: String) -> [UInt8] { Array("\(text)\n".utf8) }
+private func line(_ text: String) -> ByteLine { ByteLine.copying("\(text)\n".utf8) }
 private func text(_ chunks: [[UInt8]]) -> String { chunks.map { String(decoding: $0, as: UTF8.self) }.joined() }
 private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
 

@@ -43,7 +43,7 @@ extension Coordinator {
     }
 
     /// Adds `line` to the room's fan-out, waiting for `group`.
-    func publish(_ line: [UInt8], group: UInt64, in runtime: RoomRuntime) {
+    func publish(_ line: ByteLine, group: UInt64, in runtime: RoomRuntime) {
         // A room is in the fan-out list exactly while its log is not empty.
         if runtime.fanout.isEmpty { fanoutRooms.append(runtime) }
         runtime.fanout.append(line, group: group)
@@ -153,7 +153,7 @@ extension Coordinator {
         let backedUp = member.backedUp
         offerUnseen(member, runtime, backedUp: backedUp)
         if let line = member.outbox.takeLatestAlone(settled: settled, backedUp: backedUp) {
-            member.connection.write(line)
+            line.withUnsafeBytes { member.connection.write($0) }
         } else if !backedUp && !member.outbox.isEmpty {
             queueFlush(member)
         }
@@ -238,15 +238,15 @@ extension Coordinator {
         if session.outbox.isStreaming { watch.start() }
         // The coordinator's buffer of chunks, taken out while it is filled (no copy, nothing
         // allocated), and put back empty: it keeps no chunk alive between flushes.
-        var chunks: [[UInt8]] = []
+        var chunks: [OutboxChunk] = []
         swap(&chunks, &flushChunks)
         defer { swap(&chunks, &flushChunks) }
         repeat {
             session.outbox.take(settled: settled, backedUp: session.backedUp, into: &chunks) { render($0) }
             switch chunks.count {
             case 0: break
-            case 1: connection.write(chunks[0])
-            default: connection.write(chunks)
+            case 1: chunks[0].withUnsafeBytes { connection.write($0) }
+            default: withGatheredBytes(chunks) { connection.write(gathering: $0) }
             }
             // Emptied one by one: `removeAll(keepingCapacity:)` destroys arrays of arrays
             // through the runtime's generic path, several times the cost of these releases.
@@ -361,3 +361,6 @@ extension Coordinator {
         }
     }
 }
+
+/// A flush writes several chunks as one gathered write (``withGatheredBytes(_:groupSize:_:)``).
+extension OutboxChunk: ContiguousBytesLender {}

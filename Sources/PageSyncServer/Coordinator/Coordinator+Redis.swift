@@ -56,7 +56,7 @@ extension Coordinator {
         switch decision {
         case .moved(let saved), .unchanged(let saved):
             applyRoomState(saved)
-            reply.bytes = Wire.navigated(localState(saved, runtime))
+            reply.bytes = Wire.navigated(localState(saved, runtime)).bytes
         case .refused(let error, let saved):
             applyRoomState(saved)
             let snapshot = RoomSnapshot(name: room, state: localState(saved, runtime), wraps: runtime.room.policy.wraps)

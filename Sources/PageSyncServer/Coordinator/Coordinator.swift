@@ -47,7 +47,7 @@ public actor Coordinator {
     /// The list being flushed; swapped with `flushList` so neither is reallocated.
     var flushing: [Session] = []
     /// What one flush takes from an outbox, reused from flush to flush.
-    var flushChunks: [[UInt8]] = []
+    var flushChunks: [OutboxChunk] = []
     /// Sessions whose paused input is looked at in the next turn's first phase.
     var resumeList: [Session] = []
     /// Sessions whose large reply goes on in the next turn.

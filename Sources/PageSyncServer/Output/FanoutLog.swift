@@ -1,3 +1,5 @@
+import PageSyncCore
+
 /// A room's state lines of the current loop turn(s) that not every member has been offered yet.
 ///
 /// A change no longer walks the room's members when it is made: its line is appended here,
@@ -26,7 +28,7 @@ package struct FanoutLog {
     package init() {}
 
     /// The lines not yet offered to every member, oldest first, each with the group it waits for.
-    package private(set) var lines: [(line: [UInt8], group: UInt64)] = []
+    package private(set) var lines: [(line: ByteLine, group: UInt64)] = []
     /// The current run; grows by one each time the log is emptied.
     package private(set) var run: UInt64 = 0
     /// The newest group any line in the log waits for.
@@ -40,13 +42,13 @@ package struct FanoutLog {
     package var end: Cursor { Cursor(run: run, offered: lines.count) }
 
     /// A room's new state line, waiting for `group`.
-    package mutating func append(_ line: [UInt8], group: UInt64) {
+    package mutating func append(_ line: ByteLine, group: UInt64) {
         lines.append((line, group))
         newestGroup = max(newestGroup, group)
     }
 
     /// The lines a member at `cursor` has not been offered, oldest first.
-    package func unseen(from cursor: Cursor) -> ArraySlice<(line: [UInt8], group: UInt64)> {
+    package func unseen(from cursor: Cursor) -> ArraySlice<(line: ByteLine, group: UInt64)> {
         cursor.run == run ? lines[min(cursor.offered, lines.count)...] : lines[...]
     }
 

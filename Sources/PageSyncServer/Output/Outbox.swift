@@ -20,30 +20,64 @@ package enum DeferredReply: Equatable {
     case rooms
 }
 
+/// One piece of what a flush writes: a reply's bytes, or a line shared with other clients.
+package enum OutboxChunk {
+    case bytes([UInt8])
+    case line(ByteLine)
+
+    /// The number of bytes.
+    package var count: Int {
+        switch self {
+        case .bytes(let b): b.count
+        case .line(let line): line.count
+        }
+    }
+
+    /// Calls `body` with the bytes, valid until it returns.
+    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch self {
+        case .bytes(let b): try b.withUnsafeBytes(body)
+        case .line(let line): try line.withUnsafeBytes(body)
+        }
+    }
+
+    /// A copy of the bytes.
+    package var bytes: [UInt8] {
+        switch self {
+        case .bytes(let b): b
+        case .line(let line): line.bytes
+        }
+    }
+}
+
 /// One piece of a client's pending output.
+///
+/// Every payload is one reference wide (the larger ones are `indirect`), so taking an item
+/// out of the queue costs a retain, not the runtime's generic copy of a multi-field enum
+/// (which cost more than the rest of a flush).
 package enum OutboxItem {
     /// A reply that reports no room state (PONG, TEXT, WHO, most errors).
     case bytes([UInt8])
     /// The `OK` for a change: becomes `ERR 507` if the change could not be saved.
-    case change([UInt8])
-    /// A room's state line, kept for a client that keeps up: encoded once, and the same array
-    /// (its buffer shared, not copied) for every client it goes to.
-    case event([UInt8])
+    case change(ByteLine)
+    /// A room's state line, kept for a client that keeps up: encoded once, and the same line
+    /// (shared, not copied) for every client it goes to.
+    case event(ByteLine)
     /// A reply reporting the room state of its command's moment, rendered when staged; it
     /// waits for the group of that state like any item. Should the group fail, it becomes
     /// `.deferred(fallback)`.
-    case state([UInt8], fallback: DeferredReply)
+    indirect case state([UInt8], fallback: DeferredReply)
     /// A reply rendered from saved state when it leaves.
-    case deferred(DeferredReply)
+    indirect case deferred(DeferredReply)
     /// A page's text, encoded a chunk at a time as the client takes it.
-    case text(TextReplyEncoder, size: Int)
+    indirect case text(TextReplyEncoder, size: Int)
     /// A reply decided elsewhere; it blocks what follows until filled.
     case pending(PendingReply)
 
     package var byteCount: Int {
         switch self {
-        case .bytes(let b), .change(let b), .state(let b, _): b.count
-        case .event(let line): line.count
+        case .bytes(let b), .state(let b, _): b.count
+        case .change(let line), .event(let line): line.count
         case .deferred, .pending: 128
         case .text(_, let size): size
         }
@@ -91,7 +125,7 @@ package struct Outbox {
     package private(set) var items: [(group: UInt64, item: OutboxItem)] = []
     package private(set) var stagedBytes = 0
     /// The newest state line not yet written, and the group it waits for.
-    package private(set) var latest: (line: [UInt8], group: UInt64)?
+    package private(set) var latest: (line: ByteLine, group: UInt64)?
 
     /// Whether anything waits to be written.
     package var isEmpty: Bool { items.isEmpty && latest == nil }
@@ -114,7 +148,7 @@ package struct Outbox {
     ///
     /// While a pending reply waits, the slot is only replaced: the reply (an `OK` carrying a
     /// version) then leaves before the newest state, never before an older one.
-    package mutating func offer(_ line: [UInt8], group: UInt64, backedUp: Bool) {
+    package mutating func offer(_ line: ByteLine, group: UInt64, backedUp: Bool) {
         guard !isClosingOrClosed else { return }
         if let slot = latest, !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
             append(.event(slot.line), group: slot.group)
@@ -144,8 +178,8 @@ package struct Outbox {
         for i in items.indices where items[i].group > after {
             items[i].group = after
             switch items[i].item {
-            case .change(let b):
-                stagedBytes += errorLine.count - b.count
+            case .change(let line):
+                stagedBytes += errorLine.count - line.count
                 items[i].item = .bytes(errorLine)
             case .event(let line):
                 stagedBytes -= line.count
@@ -172,41 +206,46 @@ package struct Outbox {
     /// This form, returning a new array, is the tests'; the coordinator uses
     /// ``take(settled:backedUp:into:render:)``.
     package mutating func take(settled: UInt64, backedUp: Bool, render: (DeferredReply) -> [UInt8]) -> [[UInt8]] {
-        var out: [[UInt8]] = []
+        var out: [OutboxChunk] = []
         take(settled: settled, backedUp: backedUp, into: &out, render: render)
-        return out
+        return out.map(\.bytes)
     }
 
     /// ``take(settled:backedUp:render:)``, appending to `out`: a buffer the caller reuses, so
     /// taking allocates no array of its own (a `.deferred` reply is still rendered when taken).
-    package mutating func take(settled: UInt64, backedUp: Bool, into out: inout [[UInt8]],
+    package mutating func take(settled: UInt64, backedUp: Bool, into out: inout [OutboxChunk],
                                render: (DeferredReply) -> [UInt8]) {
         var taken = 0
-        var partlySent = false
-        while taken < items.count, items[taken].group <= settled, !partlySent {
-            if case .pending(let p) = items[taken].item, p.bytes == nil { break }
-            switch items[taken].item {
-            case .pending(let p):
-                if let b = p.bytes, !b.isEmpty { out.append(b) }
-            case .bytes(let b), .change(let b), .state(let b, _):
-                if !b.isEmpty { out.append(b) }
-            case .event(let line):
-                out.append(line)
-            case .deferred(let reply):
-                out.append(render(reply))
-            case .text(var encoder, let size):
-                if let chunk = encoder.nextChunk(atLeast: Self.streamChunk) { out.append(chunk) }
-                if !encoder.isFinished {
-                    // One piece per call: the rest waits until the client took this one.
-                    items[taken].item = .text(encoder, size: size)
-                    partlySent = true
+        var takenBytes = 0
+        // Through the buffer: reading `items[taken]` copies the whole element each time.
+        items.withUnsafeMutableBufferPointer { items in
+            var partlySent = false
+            taking: while taken < items.count, items[taken].group <= settled, !partlySent {
+                switch items[taken].item {
+                case .pending(let p):
+                    guard let b = p.bytes else { break taking }  // not filled yet: it and what follows wait
+                    if !b.isEmpty { out.append(.bytes(b)) }
+                case .bytes(let b), .state(let b, _):
+                    if !b.isEmpty { out.append(.bytes(b)) }
+                case .change(let line), .event(let line):
+                    out.append(.line(line))
+                case .deferred(let reply):
+                    out.append(.bytes(render(reply)))
+                case .text(var encoder, let size):
+                    if let chunk = encoder.nextChunk(atLeast: Self.streamChunk) { out.append(.bytes(chunk)) }
+                    if !encoder.isFinished {
+                        // One piece per call: the rest waits until the client took this one.
+                        items[taken].item = .text(encoder, size: size)
+                        partlySent = true
+                    }
+                }
+                if !partlySent {
+                    takenBytes += items[taken].item.byteCount
+                    taken += 1
                 }
             }
-            if !partlySent {
-                stagedBytes -= items[taken].item.byteCount
-                taken += 1
-            }
         }
+        stagedBytes -= takenBytes
         if taken == items.count {
             // One by one, as ``FanoutLog/reset()`` does: cheaper than `removeAll(keepingCapacity:)`.
             while items.popLast() != nil {}
@@ -215,7 +254,7 @@ package struct Outbox {
             items.removeFirst(taken)
         }
         if let slot = latest, items.isEmpty, slot.group <= settled, !backedUp, state != .closing {
-            out.append(slot.line)
+            out.append(.line(slot.line))
             latest = nil
         }
     }
@@ -223,7 +262,7 @@ package struct Outbox {
     /// The fan-out's fast path: takes the slot's line when it is all that waits and may
     /// leave now (its group settled, the client open and not backed up); otherwise nil and
     /// nothing changes, and ``take(settled:backedUp:render:)`` decides. Allocates nothing.
-    package mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> [UInt8]? {
+    package mutating func takeLatestAlone(settled: UInt64, backedUp: Bool) -> ByteLine? {
         guard state == .open, !backedUp, items.isEmpty, let slot = latest, slot.group <= settled else { return nil }
         latest = nil
         return slot.line

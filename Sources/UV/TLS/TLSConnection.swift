@@ -225,10 +225,7 @@ public final class TLSConnection: StreamConnection {
 
     /// Encrypts and writes `bytes` (or keeps them until the handshake completed).
     public func write(_ bytes: UnsafeRawBufferPointer) {
-        loop.assertOnLoopThread()
-        guard !tcp.isClosed, !shutdownRequested else { return }
-        engine.send(bytes)
-        flushOutput()
+        encryptAndWrite { engine.send(bytes) }
     }
 
     /// Encrypts and writes `bytes`.
@@ -236,9 +233,20 @@ public final class TLSConnection: StreamConnection {
 
     /// Encrypts and writes several buffers in order, in one write to the socket.
     public func write(_ parts: [[UInt8]]) {
+        encryptAndWrite { for part in parts { part.withUnsafeBytes { engine.send($0) } } }
+    }
+
+    /// Encrypts and writes the bytes `parts` point at, in order, in one write to the socket.
+    public func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) {
+        encryptAndWrite { for part in parts { engine.send(part) } }
+    }
+
+    /// Hands the engine what `send` gives it (kept until the handshake completed), then writes
+    /// what it encrypted; nothing once closed or shutting down.
+    private func encryptAndWrite(_ send: () -> Void) {
         loop.assertOnLoopThread()
         guard !tcp.isClosed, !shutdownRequested else { return }
-        for part in parts { part.withUnsafeBytes { engine.send($0) } }
+        send()
         flushOutput()
     }
 
