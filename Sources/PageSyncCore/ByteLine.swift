@@ -5,7 +5,10 @@
 /// library's generic storage metadata each time (about 360 instructions on Linux, more than
 /// the line's encoding), where this class's metadata is its own. Make one with
 /// ``write(capacity:_:)``; it cannot be changed afterwards.
-package final class ByteLine: ManagedBuffer<Int, UInt8> {
+///
+/// Its readers are `public` and `@inlinable` so they are inlined where lines are written:
+/// as `package` members, Swift 6.3 left them as calls (unspecialized generic ones).
+public final class ByteLine: ManagedBuffer<Int, UInt8> {
     /// The bytes `body` writes, at most `capacity` of them (writing more stops the process, as
     /// ``ByteWriter`` does). The writer is valid only inside `body`: do not let it escape.
     package static func write(capacity: Int, _ body: (inout ByteWriter) -> Void) -> ByteLine {
@@ -29,14 +32,14 @@ package final class ByteLine: ManagedBuffer<Int, UInt8> {
 
     /// The number of bytes.
     @inlinable
-    package var count: Int {
+    public var count: Int {
         // Through the pointer: `header`, a class's stored property, is checked for exclusive access.
         withUnsafeMutablePointerToHeader { $0.pointee }
     }
 
     /// Calls `body` with the bytes, valid until it returns.
     @inlinable
-    package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeMutablePointers { count, bytes in
             try body(UnsafeRawBufferPointer(start: bytes, count: count.pointee))
         }

@@ -246,6 +246,7 @@ extension Coordinator {
             switch chunks.count {
             case 0: break
             case 1: chunks[0].withUnsafeBytes { connection.write($0) }
+            case 2: Self.writePair(chunks[0], chunks[1], to: connection)
             default: withGatheredBytes(chunks) { connection.write(gathering: $0) }
             }
             // Emptied one by one: `removeAll(keepingCapacity:)` destroys arrays of arrays
@@ -269,6 +270,22 @@ extension Coordinator {
             queueResume(session)
         default:
             break
+        }
+    }
+
+    /// Two chunks as one gathered write: the usual flush of a navigation (its `OK`, then the
+    /// room's `PAGE`), without ``withGatheredBytes(_:groupSize:_:)``'s generic nesting, which
+    /// costs as much as the write itself.
+    private static func writePair(_ first: OutboxChunk, _ second: OutboxChunk, to connection: any StreamConnection) {
+        first.withUnsafeBytes { first in
+            second.withUnsafeBytes { second in
+                var pair = (first, second)
+                withUnsafePointer(to: &pair) { pair in
+                    pair.withMemoryRebound(to: UnsafeRawBufferPointer.self, capacity: 2) {
+                        connection.write(gathering: UnsafeBufferPointer(start: $0, count: 2))
+                    }
+                }
+            }
         }
     }
 
