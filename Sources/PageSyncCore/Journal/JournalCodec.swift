@@ -31,13 +31,14 @@ public enum JournalCodec {
 
     /// The frames of `records`, one after another, in one allocation: what a group writes.
     public static func encode(rooms records: [SavedRoom]) -> [UInt8] {
-        // Each record borrowed through the buffer: iterating the array copies each one (its
-        // strings retained and released).
+        // Each record read in place through a pointer: iterating the array, or passing an
+        // element on, copies it (its strings retained and released).
         records.withUnsafeBufferPointer { records in
+            guard let first = records.baseAddress else { return [] }
             var size = 0
-            for i in records.indices { size += roomFrameSize(records[i]) }
+            for i in records.indices { size += roomFrameSize(first + i) }
             return ByteWriter.bytes(capacity: size) { out in
-                for i in records.indices { writeRoom(records[i], to: &out) }
+                for i in records.indices { writeRoom(first + i, to: &out) }
             }
         }
     }
@@ -45,22 +46,23 @@ public enum JournalCodec {
     /// The exact size of `record`'s frame.
     static func frameSize(_ record: JournalRecord) -> Int {
         switch record {
-        case .room(let r): roomFrameSize(r)
+        case .room(var r): withUnsafePointer(to: &r) { roomFrameSize($0) }
         case .opened(let bootID): headerSize + 1 + 2 + storedLength(bootID)
         case .closed: headerSize + 1
         }
     }
 
     /// The exact size of a room record's frame.
-    private static func roomFrameSize(_ r: borrowing SavedRoom) -> Int {
-        headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.room) + storedLength(r.by ?? "") + storedLength(r.doc)
+    private static func roomFrameSize(_ r: UnsafePointer<SavedRoom>) -> Int {
+        headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.pointee.room) + (r.pointee.by.map { storedLength($0) } ?? 0)
+            + storedLength(r.pointee.doc)
     }
 
     /// Writes `record`'s frame.
     static func write(_ record: JournalRecord, to out: inout ByteWriter) {
         switch record {
-        case .room(let r):
-            writeRoom(r, to: &out)
+        case .room(var r):
+            withUnsafePointer(to: &r) { writeRoom($0, to: &out) }
         case .opened(let bootID):
             let start = beginFrame(&out)
             out.byte(UInt8(ascii: "O"))
@@ -73,17 +75,17 @@ public enum JournalCodec {
         }
     }
 
-    /// Writes a room record's frame (without wrapping it in a ``JournalRecord``, which copies
-    /// it, and without a closure, which would capture a copy).
-    private static func writeRoom(_ r: borrowing SavedRoom, to out: inout ByteWriter) {
+    /// Writes a room record's frame, reading the record in place (without wrapping it in a
+    /// ``JournalRecord`` or capturing it in a closure, both of which copy it).
+    private static func writeRoom(_ r: UnsafePointer<SavedRoom>, to out: inout ByteWriter) {
         let start = beginFrame(&out)
         out.byte(UInt8(ascii: "R"))
-        out.littleEndian(r.epoch.value)
-        out.littleEndian(r.version)
-        out.littleEndian(UInt32(clamping: r.page.number))
-        writeString(r.room, to: &out)
-        if let by = r.by { writeString(by, to: &out) } else { writeString("", to: &out) }
-        writeString(r.doc, to: &out)
+        out.littleEndian(r.pointee.epoch.value)
+        out.littleEndian(r.pointee.version)
+        out.littleEndian(UInt32(clamping: r.pointee.page.number))
+        writeString(r.pointee.room, to: &out)
+        if let by = r.pointee.by { writeString(by, to: &out) } else { writeString("", to: &out) }
+        writeString(r.pointee.doc, to: &out)
         endFrame(&out, start: start)
     }
 
