@@ -38,17 +38,20 @@ package struct ByteWriter {
     }
 
     /// Appends one byte.
+    @inline(__always)
     package mutating func byte(_ value: UInt8) {
         claim(1).pointee = value
     }
 
     /// Appends `bytes` as they are.
+    @inline(__always)
     package mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         UnsafeMutableRawPointer(claim(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
     }
 
     /// Appends ASCII text (a field name or a keyword).
+    @inline(__always)
     package mutating func ascii(_ text: StaticString) {
         text.withUTF8Buffer { bytes(UnsafeRawBufferPointer($0)) }
     }
