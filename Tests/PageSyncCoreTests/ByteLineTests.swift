@@ -2,14 +2,17 @@ import Testing
 import PageSyncCore
 
 @Suite struct ByteLineTests {
-    @Test func holdsWhatWasWrittenAndCountsIt() {
-        let line = ByteLine.write(capacity: 32) { out in
+    /// A line holds exactly what ``ByteWriter/bytes(capacity:_:)`` gives for the same writes.
+    @Test func holdsWhatAnArrayWouldHold() {
+        let writes: (inout ByteWriter) -> Void = { out in
             out.ascii("PAGE v=")
             out.decimal(UInt64(42))
             out.byte(0x0A)
         }
-        #expect(line.count == 10)
+        let line = ByteLine.write(capacity: 32, writes)
+        #expect(line.bytes == ByteWriter.bytes(capacity: 32, writes))
         #expect(line.bytes == Array("PAGE v=42\n".utf8))
+        #expect(line.count == 10)
         #expect(line.withUnsafeBytes { Array($0) } == line.bytes)
     }
 
