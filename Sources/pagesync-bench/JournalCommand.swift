@@ -3,6 +3,7 @@ import PageSyncCore
 #if canImport(Glibc)
 import Glibc
 #endif
+import UV
 
 /// `pagesync-bench journal`: how long pagesyncd takes to recover a long journal, and how much
 /// disk its state dir uses after many changes.
@@ -226,14 +227,8 @@ struct JournalCommand: ParsableCommand {
 
     /// The sum of the sizes of the regular files directly in `path`.
     private func directoryBytes(_ path: String) -> Int {
-        guard let d = opendir(path) else { return 0 }
-        defer { closedir(d) }
         var total = 0
-        while let entry = readdir(d) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name == "." || name == ".." { continue }
+        for name in DirectoryEntries.names(in: path) ?? [] {
             var st = stat()
             if stat("\(path)/\(name)", &st) == 0 && (Int(st.st_mode) & Int(S_IFMT)) == Int(S_IFREG) { total += Int(st.st_size) }
         }

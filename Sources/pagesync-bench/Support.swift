@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import UV
 
 /// Monotonic clock in nanoseconds (`CLOCK_MONOTONIC`): comparable across processes on one machine,
 /// which is what lets a follower process timestamp a receipt that the coordinator compares with
@@ -69,14 +70,7 @@ enum ProcessProbe {
 
     /// Number of open file descriptors (entries of `/proc/<pid>/fd`); nil if unreadable.
     static func fdCount(pid: Int32) -> Int? {
-        guard let dir = opendir("/proc/\(pid)/fd") else { return nil }
-        defer { closedir(dir) }
-        var count = 0
-        while let entry = readdir(dir) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { raw in raw[0] == UInt8(ascii: ".") }
-            if !isDot { count += 1 }
-        }
-        return count
+        DirectoryEntries.names(in: "/proc/\(pid)/fd")?.count
     }
 
     /// The whole content of a small text file (e.g. under /proc); nil if it cannot be read.

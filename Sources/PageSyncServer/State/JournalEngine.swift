@@ -166,16 +166,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     }
 
     private func stateFileNames() -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".state") && !name.hasPrefix(".") && name.count > ".state".count { names.append(name) }
+        (DirectoryEntries.names(in: directory) ?? []).filter {
+            $0.hasSuffix(".state") && !$0.hasPrefix(".") && $0.count > ".state".count
         }
-        return names
     }
 
     public func started() {
