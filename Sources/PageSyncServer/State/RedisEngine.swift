@@ -63,6 +63,10 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private var startedOffline = false
     /// A host name is being resolved again (off the loop) before the next connect.
     private var resolving = false
+    /// When ``connect()`` asked (a fresh clock reading): the connect limit counts from here.
+    private var connectingSince: ContinuousClock.Instant?
+    /// How long new connections may take to answer before it counts as an outage.
+    static let connectLimitMs: UInt64 = 3000
 
     init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
         self.loop = loop
@@ -221,7 +225,8 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             self.published(reply)
         }
         // A connect that hangs (a dropped SYN) counts as an outage too.
-        armRetry(afterMs: 3000, reconnecting: false)
+        connectingSince = .now
+        armRetry(afterMs: Self.connectLimitMs, reconnecting: false)
     }
 
     private func checkSetup(_ what: String, _ reply: RedisReply?) {
@@ -286,15 +291,34 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         backoffMs = min(backoffMs * 2, 5000)
     }
 
-    private func armRetry(afterMs: UInt64, reconnecting: Bool) {
+    private func armRetry(afterMs: UInt64, reconnecting: Bool, lastLook: Bool = false) {
         let timer = retryTimer ?? UV.Timer(loop: loop)
         retryTimer = timer
         timer.start(afterMilliseconds: afterMs) { [unowned self] in
             if reconnecting {
                 self.connect()
             } else if !self.isAvailable {
-                self.connectionLost("no answer within 3 s")
+                self.connectLimitReached(lastLook: lastLook)
             }
+        }
+    }
+
+    /// The connect limit's timer fired, which alone does not show that Redis did not answer:
+    /// libuv's timers count from the loop's cached clock, which may predate ``connect()`` (a
+    /// daemon held up while starting), and timers run before the loop reads its sockets (an
+    /// answer that came while the daemon was held up is unread). So the wait is measured again
+    /// with a fresh clock, and once the limit has really passed the connections get one more
+    /// loop turn, their sockets read, before it is an outage (PROTOCOL.md: 503 only when Redis
+    /// cannot be reached).
+    private func connectLimitReached(lastLook: Bool) {
+        let limit = Duration.milliseconds(Int64(Self.connectLimitMs))
+        let waited = connectingSince.map { $0.duration(to: .now) } ?? limit
+        if waited < limit {
+            armRetry(afterMs: UInt64(((limit - waited) / .milliseconds(1)).rounded(.up)), reconnecting: false)
+        } else if !lastLook {
+            armRetry(afterMs: 1, reconnecting: false, lastLook: true)
+        } else {
+            connectionLost("no answer within 3 s")
         }
     }
 
