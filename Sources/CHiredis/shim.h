@@ -20,7 +20,14 @@ static void pagesync_redis_poll(uv_poll_t *handle, int status, int events) {
     if (p->context != NULL && (ev & UV_WRITABLE)) redisAsyncHandleWrite(p->context);
 }
 
-static void pagesync_redis_update(redisLibuvEvents *p) {
+// Turns the events in `flag` on or off and polls for what is left.
+static void pagesync_redis_events(void *privdata, int flag, int on) {
+    redisLibuvEvents *p = (redisLibuvEvents *)privdata;
+    if (on) {
+        p->events |= flag;
+    } else {
+        p->events &= ~flag;
+    }
     if (p->events) {
         uv_poll_start(&p->handle, p->events, pagesync_redis_poll);
     } else {
@@ -28,29 +35,10 @@ static void pagesync_redis_update(redisLibuvEvents *p) {
     }
 }
 
-static void pagesync_redis_add_read(void *privdata) {
-    redisLibuvEvents *p = (redisLibuvEvents *)privdata;
-    p->events |= UV_READABLE;
-    pagesync_redis_update(p);
-}
-
-static void pagesync_redis_del_read(void *privdata) {
-    redisLibuvEvents *p = (redisLibuvEvents *)privdata;
-    p->events &= ~UV_READABLE;
-    pagesync_redis_update(p);
-}
-
-static void pagesync_redis_add_write(void *privdata) {
-    redisLibuvEvents *p = (redisLibuvEvents *)privdata;
-    p->events |= UV_WRITABLE;
-    pagesync_redis_update(p);
-}
-
-static void pagesync_redis_del_write(void *privdata) {
-    redisLibuvEvents *p = (redisLibuvEvents *)privdata;
-    p->events &= ~UV_WRITABLE;
-    pagesync_redis_update(p);
-}
+static void pagesync_redis_add_read(void *privdata) { pagesync_redis_events(privdata, UV_READABLE, 1); }
+static void pagesync_redis_del_read(void *privdata) { pagesync_redis_events(privdata, UV_READABLE, 0); }
+static void pagesync_redis_add_write(void *privdata) { pagesync_redis_events(privdata, UV_WRITABLE, 1); }
+static void pagesync_redis_del_write(void *privdata) { pagesync_redis_events(privdata, UV_WRITABLE, 0); }
 
 // The adapter's attach function, under a name of ours (Swift calls redisAsyncCommandArgv,
 // never the variadic redisAsyncCommand), with the event hooks above.
