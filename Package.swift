@@ -97,7 +97,7 @@ let package = Package(
         // Test support shared by test targets: certificates made with the openssl CLI.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testCode),
         .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"], swiftSettings: testCode),
-        .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore", "UV"], swiftSettings: testCode),
         .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"], swiftSettings: testCode),
         // Runs the real binaries over real sockets.
         .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),

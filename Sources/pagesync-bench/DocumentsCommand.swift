@@ -1,4 +1,5 @@
 import ArgumentParser
+import UV
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,7 +31,7 @@ struct DocumentsCommand: ParsableCommand {
             try generate(path: path, bytes: mib << 20)
             let stateDir = "\(dir)/state-\(mib)"
             mkdir(stateDir, 0o755)
-            let started = monotonicNanoseconds()
+            let started = MonotonicClock.nanoseconds()
             guard let child = Spawn.run(daemon, [path, "--listen", "127.0.0.1:0", "--state-dir", stateDir] + daemonArgs,
                                         stderrPipe: true, stdoutToNull: true), let errFD = child.stderr else {
                 log("cannot start \(daemon)"); throw ExitCode(1)
@@ -39,7 +40,7 @@ struct DocumentsCommand: ParsableCommand {
             guard let port = DaemonOutput.waitForListening(errFD) else {
                 log("\(daemon) did not report \"listening on\" for \(path)"); throw ExitCode(1)
             }
-            let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
+            let milliseconds = Double(MonotonicClock.nanoseconds() - started) / 1e6
             let hwm = ProcessProbe.statusKiB(pid: child.pid, field: "VmHWM") ?? 0
             DaemonOutput.drainInBackground(errFD)
             sink.add("doc_open_ms", n: mib, milliseconds)
@@ -105,11 +106,11 @@ struct DocumentsCommand: ParsableCommand {
         let request = Array("TEXT \(middle)\n".utf8)
         var samples: [Double] = []
         for _ in 0...count {
-            let t0 = monotonicNanoseconds()
+            let t0 = MonotonicClock.nanoseconds()
             _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
             guard let header = reader.line(), header.hasPrefix("OK TEXT") else { log("TEXT failed"); return samples }
             while let line = reader.line(), line != "." {}
-            samples.append(Double(monotonicNanoseconds() - t0) / 1000)
+            samples.append(Double(MonotonicClock.nanoseconds() - t0) / 1000)
         }
         return Array(samples.dropFirst())  // the first one warms caches
     }

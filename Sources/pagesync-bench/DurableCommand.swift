@@ -139,7 +139,7 @@ final class DurableBench {
                     connection.startReading { [unowned self, unowned client] event in
                         switch event {
                         case .data(let bytes):
-                            let now = monotonicNanoseconds()
+                            let now = MonotonicClock.nanoseconds()
                             client.splitter.feed(bytes) { line in self.line(line, of: client, at: now, ready: ready, fail: fail) }
                         case .eof: self.closed(client, "closed by the server", fail: fail)
                         case .error(let error): self.closed(client, error.name, fail: fail)
@@ -210,14 +210,14 @@ final class DurableBench {
         }
         client.inFlight = true
         inFlight += 1
-        client.sentAt = monotonicNanoseconds()
+        client.sentAt = MonotonicClock.nanoseconds()
         connection.write(bytes)
     }
 
     /// Runs every client's closed loop for warm-up plus the measured window, then lets the
     /// changes in flight finish. Counts (and times) the replies that arrive inside the window.
     func measure(warmupNs: UInt64, measuredNs: UInt64, _ done: @escaping (Result) -> Void) {
-        let start = monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         windowStart = start + warmupNs
         windowEnd = windowStart + measuredNs
         latencies.reserveCapacity(1 << 16)

@@ -61,7 +61,7 @@ final class Link {
         connection.startReading { [self] event in
             switch event {
             case .data(let bytes):
-                let now = monotonicNanoseconds()
+                let now = MonotonicClock.nanoseconds()
                 splitter.feed(bytes) { line in onLine?(line, now) }
             case .eof: close(reason: "eof")
             case .error(let error): close(reason: error.name)
@@ -280,7 +280,7 @@ final class Hub {
         var delivered = 0
         var lost = 0
         var last: UInt64 = 0
-        let start = monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         let watchdog = UV.Timer(loop: loop)
         var finished = false
         func finish(_ error: String?) {
@@ -320,7 +320,7 @@ final class Hub {
         var lost = 0
         var last: UInt64 = 0
         var sent = 0
-        let start = monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         let watchdog = UV.Timer(loop: loop)
         var finished = false
         func finish(_ error: String?) {
@@ -387,10 +387,10 @@ final class Hub {
                     done(results, nil)
                     return
                 }
-                sent = monotonicNanoseconds()
+                sent = MonotonicClock.nanoseconds()
                 link.write(ping)
             }
-            sent = monotonicNanoseconds()
+            sent = MonotonicClock.nanoseconds()
             link.write(target.clientHello + ping)
         }
     }
@@ -414,7 +414,7 @@ final class LatencyProbe {
     private var current = 0
     private var reached: ((Double, Double) -> Void)?
     /// When the latest change went out (for stall watchdogs).
-    private(set) var lastSend: UInt64 = monotonicNanoseconds()
+    private(set) var lastSend: UInt64 = MonotonicClock.nanoseconds()
 
     /// Takes over the line handlers of `links` (the hub's workers that hold followers, already
     /// sent `ARM <base> <changes> L`).
@@ -438,7 +438,7 @@ final class LatencyProbe {
         let bytes = hub.change(seq)
         current = seq
         self.reached = reached
-        lastSend = monotonicNanoseconds()
+        lastSend = MonotonicClock.nanoseconds()
         sendTimes[seq] = lastSend
         hub.driver?.write(bytes)
         if reported[seq] >= links.count { complete(seq) }
@@ -511,7 +511,7 @@ extension LatencyProbe {
             }
         }
         watchdog.start(afterMilliseconds: 250, repeatMilliseconds: 250) {
-            if monotonicNanoseconds() - probes[inFlight].lastSend > UInt64(stallMs) * 1_000_000 {
+            if MonotonicClock.nanoseconds() - probes[inFlight].lastSend > UInt64(stallMs) * 1_000_000 {
                 finish("\(labels[inFlight].isEmpty ? "" : labels[inFlight] + " ")stalled after \(last[inFlight].count) of \(rounds) changes")
             }
         }

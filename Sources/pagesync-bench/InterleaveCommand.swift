@@ -126,12 +126,12 @@ struct InterleaveCommand: ParsableCommand {
             let hubs = LoopBound(measured.map { sessions[$0].hub.value })
             let measuredLinks = LoopBound(measured.map { links[$0] })
             let measuredLabels = measured.map { labels[$0] }
-            let started = monotonicNanoseconds()
+            let started = MonotonicClock.nanoseconds()
             let (last, first, error): ([[Double]], [[Double]], String?) = runner.sync { done in
                 let probes = zip(hubs.value, measuredLinks.value).map { LatencyProbe(hub: $0, links: $1, changes: changes) }
                 LatencyProbe.rounds(probes, labels: measuredLabels, loop: runner.loop, stallMs: stallMs) { done(($0, $1, $2)) }
             }
-            log("interleave N=\(n): \(changes) round(s) over \(measured.count) target(s) in \(fmt(Double(monotonicNanoseconds() - started) / 1e9, 2)) s")
+            log("interleave N=\(n): \(changes) round(s) over \(measured.count) target(s) in \(fmt(Double(MonotonicClock.nanoseconds() - started) / 1e9, 2)) s")
             if let error { log("interleave N=\(n): \(error)") }
             for (k, i) in measured.enumerated() {
                 if error != nil { sinks[i].add(Self.family + "fanout_errors", n: n, 1) }

@@ -138,7 +138,7 @@ struct JournalCommand: ParsableCommand {
         guard let hello = reader.line(), hello.hasPrefix("HELLO"), hello.contains(" wrap=yes") else {
             log("no HELLO of a wrapping room"); throw ExitCode(1)
         }
-        let started = monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         var done = 0, errors = 0
         let command = Array("NEXT\n".utf8)
         var batch: [UInt8] = []
@@ -157,7 +157,7 @@ struct JournalCommand: ParsableCommand {
             }
             done += n
         }
-        let seconds = Double(monotonicNanoseconds() - started) / 1e9
+        let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
         let running = directoryBytes(stateDir)
         sleepMilliseconds(2000)
         let settled = directoryBytes(stateDir)
@@ -174,14 +174,14 @@ struct JournalCommand: ParsableCommand {
     /// Starts the daemon on `docs`, times exec to "listening on" (wall clock, and the CPU time
     /// the daemon used until then), runs `probe` with its port, and stops it with SIGTERM.
     private func startAndStop(_ docs: [String], stateDir: String, probe: (Int) -> Void = { _ in }) throws -> (milliseconds: Double, cpuMilliseconds: Double, port: Int) {
-        let started = monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         guard let child = Spawn.run(daemon, docs + ["--listen", "127.0.0.1:0", "--state-dir", stateDir, "--wrap"] + daemonArgs,
                                     stderrPipe: true, stdoutToNull: true), let errFD = child.stderr else {
             log("cannot start \(daemon)"); throw ExitCode(1)
         }
         defer { kill(child.pid, SIGTERM); Spawn.wait(child.pid) }
         guard let port = DaemonOutput.waitForListening(errFD) else { log("\(daemon) did not report \"listening on\""); throw ExitCode(1) }
-        let milliseconds = Double(monotonicNanoseconds() - started) / 1e6
+        let milliseconds = Double(MonotonicClock.nanoseconds() - started) / 1e6
         let cpu = ProcessProbe.cpuMilliseconds(pid: child.pid) ?? 0
         DaemonOutput.drainInBackground(errFD)
         probe(port)

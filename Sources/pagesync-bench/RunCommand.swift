@@ -187,9 +187,9 @@ struct Run: ParsableCommand {
             for n in followers.split(separator: ",").compactMap({ Int($0) }) {
                 sleepMilliseconds(settleMs)
                 let before = rss()
-                let started = monotonicNanoseconds()
+                let started = MonotonicClock.nanoseconds()
                 let opened = open(n, idleTimeoutMs: 10_000)
-                let seconds = Double(monotonicNanoseconds() - started) / 1e9
+                let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
                 sink.add("idle_ready", n: n, Double(opened.ready))
                 if opened.errors > 0 { sink.add("idle_open_errors", n: n, Double(opened.errors)) }
                 log("\(sink.label) idle N=\(n): \(opened.ready) ready, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s")
@@ -223,9 +223,9 @@ struct Run: ParsableCommand {
                 }
             }
             let attempt = maxClients ?? (20_000 - (baseFDs ?? 10))
-            let started = monotonicNanoseconds()
+            let started = MonotonicClock.nanoseconds()
             let opened = open(attempt, idleTimeoutMs: 3000)
-            let seconds = Double(monotonicNanoseconds() - started) / 1e9
+            let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
             let serverFDs = fds()
             sink.add("max_clients_attempted", Double(attempt))
             sink.add("max_clients_held", Double(opened.ready))
@@ -247,11 +247,11 @@ struct Run: ParsableCommand {
         if tests.contains("churn") {
             sleepMilliseconds(settleMs)
             let rssBefore = rss(), fdsBefore = fds()
-            let started = monotonicNanoseconds()
+            let started = MonotonicClock.nanoseconds()
             let replies: [String] = runner.sync { done in
                 hub.value.request(hub.value.workers, hub.value.workers.map { _ in "CHURN \(churnConcurrency) \(churnMs)" }, expect: "CHURNED", done)
             }
-            let seconds = Double(monotonicNanoseconds() - started) / 1e9
+            let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
             var cycles = 0, errors = 0, reasons: [String] = []
             for reply in replies {
                 let words = reply.split(separator: " ")

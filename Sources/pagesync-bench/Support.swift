@@ -3,16 +3,6 @@ import Glibc
 #endif
 import UV
 
-/// Monotonic clock in nanoseconds (`CLOCK_MONOTONIC`): comparable across processes on one machine,
-/// which is what lets a follower process timestamp a receipt that the coordinator compares with
-/// its own send time.
-@inline(__always)
-func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}
-
 /// Sleeps the calling thread (never a loop thread) for `milliseconds`.
 func sleepMilliseconds(_ milliseconds: Int) {
     var request = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)

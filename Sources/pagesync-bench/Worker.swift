@@ -161,7 +161,7 @@ final class Worker {
         openReady = 0
         reasons = [:]
         idleTimeout = UInt64(idleTimeoutMs) * 1_000_000
-        lastProgress = monotonicNanoseconds()
+        lastProgress = MonotonicClock.nanoseconds()
         startMore()
         checkOpenDone()
     }
@@ -201,7 +201,7 @@ final class Worker {
         inFlight -= 1
         openErrors += 1
         reasons[reason, default: 0] += 1
-        lastProgress = monotonicNanoseconds()
+        lastProgress = MonotonicClock.nanoseconds()
         startMore()
         checkOpenDone()
     }
@@ -214,7 +214,7 @@ final class Worker {
     }
 
     private func tick() {
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         if opening && now - lastProgress > idleTimeout {
             // Whatever has not finished its handshake by now never will (e.g. the server stopped
             // accepting): count it as an error.
@@ -237,7 +237,7 @@ final class Worker {
 
     @inline(__always)
     private func onData(_ follower: Follower, _ bytes: UnsafeRawBufferPointer) {
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         follower.splitter.feed(bytes) { line in
             if !follower.ready {
                 if target.isFollowerReady(line) {
@@ -374,7 +374,7 @@ final class Worker {
         guard !held.isEmpty else { send("PONGED 0 0"); return }
         pongs = 0
         pingAsked = held.count
-        pingDeadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
+        pingDeadline = MonotonicClock.nanoseconds() + UInt64(timeoutMs) * 1_000_000
         for follower in held { follower.connection?.write(target.ping) }
     }
 
@@ -388,7 +388,7 @@ final class Worker {
     // MARK: CHURN
 
     private func churn(concurrency: Int, milliseconds: Int) {
-        churnDeadline = monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
+        churnDeadline = MonotonicClock.nanoseconds() + UInt64(milliseconds) * 1_000_000
         churnCycles = 0
         churnErrors = 0
         churnReasons = [:]
@@ -399,7 +399,7 @@ final class Worker {
 
     private func churnOnce() {
         guard churnActive else { return }
-        if monotonicNanoseconds() >= churnDeadline {
+        if MonotonicClock.nanoseconds() >= churnDeadline {
             churnChains -= 1
             if churnChains == 0 { finishChurn() }
             return

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 import PageSyncCore
 import PageSyncServer
+import UV
 
 /// A real AF_UNIX datagram socket standing in for systemd's notify socket.
 final class NotifyReceiver {
@@ -91,9 +92,9 @@ struct SystemdNotifierTests {
         #expect(notifier.watchdog())
         #expect(receiver.receive() == "WATCHDOG=1")
 
-        let before = SystemdNotifier.monotonicMicroseconds()
+        let before = MonotonicClock.microseconds()
         #expect(notifier.reloading())
-        let after = SystemdNotifier.monotonicMicroseconds()
+        let after = MonotonicClock.microseconds()
         let reloading = try #require(receiver.receive())
         let lines = reloading.split(separator: "\n")
         #expect(lines.count == 2)

@@ -18,7 +18,7 @@ extension Coordinator {
             return
         }
         let address = PeerAddress.host(ofPeer: session.connection.peerDescription)
-        let now = Self.monotonicMilliseconds()
+        let now = MonotonicClock.milliseconds()
         let room = runtime.room.name
         switch authLimiter.admit(address: address, connection: session.id, now: now) {
         case .refuse(let retry, let close):
@@ -56,18 +56,11 @@ extension Coordinator {
     }
 
     func flushAuthLog() {
-        let now = Self.monotonicMilliseconds()
+        let now = MonotonicClock.milliseconds()
         for line in authLog.flush(now: now) { logger.notice("\(line)") }
         guard authLog.isEmpty else { return }
         authLimiter.prune(now: now)
         authLogTimer?.close()
         authLogTimer = nil
-    }
-
-    /// CLOCK_MONOTONIC in milliseconds.
-    static func monotonicMilliseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1000 + UInt64(now.tv_nsec / 1_000_000)
     }
 }

@@ -1,9 +1,10 @@
 import Logging
 import PageSyncCore
+import UV
 
 extension Coordinator {
     func handle(_ line: ArraySlice<UInt8>, from session: Session) {
-        if idleTimer != nil { idleTracker.active(session.id, now: Self.monotonicMilliseconds()) }
+        if idleTimer != nil { idleTracker.active(session.id, now: MonotonicClock.milliseconds()) }
         switch CommandParser.parse(line) {
         case .failure(let error):
             stage(session, .bytes(Wire.error(error)))

@@ -188,7 +188,7 @@ extension Coordinator {
     func trackIdle(_ id: Int) {
         guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
         idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
-        idleTracker.active(id, now: Self.monotonicMilliseconds())
+        idleTracker.active(id, now: MonotonicClock.milliseconds())
         guard idleTimer == nil else { return }
         let period = min(1000, max(100, UInt64(config.idleTimeoutSeconds) * 250))
         let timer = UV.Timer(loop: loop)
@@ -206,7 +206,7 @@ extension Coordinator {
             return
         }
         idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
-        let due = idleTracker.expire(now: Self.monotonicMilliseconds()) { sessions[$0] != nil }
+        let due = idleTracker.expire(now: MonotonicClock.milliseconds()) { sessions[$0] != nil }
         for id in due {
             guard let session = sessions[id], !session.outbox.isClosingOrClosed else { continue }
             stage(session, .bytes(Wire.bye("idle for \(config.idleTimeoutSeconds) s")))

@@ -70,7 +70,7 @@ extension Coordinator {
     private func trackHandshake(_ id: Int) {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
         handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
-        handshakeTracker.active(id, now: Self.monotonicMilliseconds())
+        handshakeTracker.active(id, now: MonotonicClock.milliseconds())
         heapTrimPolicy.handshakeBegan()
         guard handshakeTimer == nil else { return }
         let period = min(1000, max(100, UInt64(seconds) * 250))
@@ -84,7 +84,7 @@ extension Coordinator {
     private func closeStalledHandshakes() {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
         handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
-        let due = handshakeTracker.expire(now: Self.monotonicMilliseconds()) { id in
+        let due = handshakeTracker.expire(now: MonotonicClock.milliseconds()) { id in
             guard let connection = sessions[id]?.connection as? TLSConnection else { return false }
             return connection.isHandshaking && !connection.isClosed
         }
@@ -97,7 +97,7 @@ extension Coordinator {
             handshakeTimer?.close()
             handshakeTimer = nil
             // The burst is over: give back the pages its handshake buffers left as holes.
-            if heapTrimPolicy.shouldTrim(now: Self.monotonicMilliseconds()) {
+            if heapTrimPolicy.shouldTrim(now: MonotonicClock.milliseconds()) {
                 let started = ThreadCPUTime.now()
                 let released = HeapTrim.releaseFreeMemory()
                 logger.debug("heap trimmed after TLS handshakes (\(released ? "memory returned" : "nothing to return"), \(ThreadCPUTime.now() - started))")

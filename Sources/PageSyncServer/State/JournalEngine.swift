@@ -342,7 +342,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     }
 
     private func startCompaction() {
-        guard let snapshot, monotonicMs() >= compactionBackoffUntil else { return }
+        guard let snapshot, MonotonicClock.milliseconds() >= compactionBackoffUntil else { return }
         let bytes = encodeSnapshot(snapshot())
         compaction = .snapshotting(tail: [])
         let temp = "\(directory)/journal.compact"
@@ -414,13 +414,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
 
     private func compactionFailed(_ why: String) {
         logger.warning("journal: compaction failed (\(why)); trying again in 10 s")
-        compactionBackoffUntil = monotonicMs() + 10_000
-    }
-
-    private func monotonicMs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec / 1_000_000)
+        compactionBackoffUntil = MonotonicClock.milliseconds() + 10_000
     }
 
     // MARK: - Stop

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import PageSyncCore
+import UV
 
 /// A native `sd_notify(3)`: sends state notifications to the service manager as one `AF_UNIX`
 /// datagram per message to the socket named by `NOTIFY_SOCKET`.
@@ -92,18 +93,11 @@ public final class SystemdNotifier: Sendable {
 
     /// `RELOADING=1` with `MONOTONIC_USEC=` set to `CLOCK_MONOTONIC` now. Send `ready()` when done.
     @discardableResult
-    public func reloading() -> Bool { send(.reloading(monotonicMicroseconds: Self.monotonicMicroseconds())) }
+    public func reloading() -> Bool { send(.reloading(monotonicMicroseconds: MonotonicClock.microseconds())) }
 
     /// `STOPPING=1`: shutdown has begun.
     @discardableResult
     public func stopping() -> Bool { send(.stopping) }
-
-    /// `CLOCK_MONOTONIC` in microseconds, the clock `MONOTONIC_USEC=` refers to.
-    public static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
-    }
 
     /// Builds the `sockaddr_un` for a `NOTIFY_SOCKET` value: `/path` (NUL-terminated, length
     /// includes the NUL) or `@name` (abstract: leading NUL, no terminator). Nil for other forms,
