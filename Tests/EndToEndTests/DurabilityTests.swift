@@ -233,6 +233,49 @@ extension DurabilityTests {
     }
 }
 
+extension DurabilityTests {
+    @Test("durability always, 20 clients changing their own rooms at once (syncs shared, the gather wait): all make progress, and after a kill -9 every acknowledged change is there")
+    func alwaysWithConcurrentClients() async throws {
+        try await withWorkspace { workspace in
+            let names = (0..<20).map { "room\($0).txt" }
+            for name in names { try workspace.write(name, Documents.formFeed(pages: 4)) }
+            let daemon = try await workspace.startDaemon(documents: names, arguments: ["--wrap", "--durability", "always"])
+            let acknowledged = try await withThrowingTaskGroup(of: (String, UInt64).self) { group in
+                for (i, name) in names.enumerated() {
+                    group.addTask {
+                        let room = String(name.dropLast(4))
+                        let (client, _) = try await daemon.join(label: "c\(i)")
+                        try await client.ok("JOIN \(room)")
+                        var last: UInt64 = 0
+                        let deadline = ContinuousClock.now + .milliseconds(400)
+                        while ContinuousClock.now < deadline {
+                            let reply = try await client.command("NEXT")
+                            #expect(reply.header.kind == "OK", "\(reply.header)")
+                            last = try #require(reply.header.version)
+                        }
+                        return (room, last)
+                    }
+                }
+                var result: [String: UInt64] = [:]
+                for try await (room, version) in group { result[room] = version }
+                return result
+            }
+            #expect(acknowledged.count == 20)
+            for (room, version) in acknowledged { #expect(version >= 5, "\(room): only \(version) changes in 400 ms") }
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let again = try await workspace.startDaemon(documents: names, arguments: ["--wrap", "--durability", "always"])
+            let (client, _) = try await again.join()
+            let rooms = try await client.command("ROOMS")
+            for line in rooms.lines.map(ServerLine.init) {
+                let version = try #require(acknowledged[line.kind], "\(line)")
+                #expect(line.version == version, "\(line): acknowledged v\(version)")
+            }
+            #expect(rooms.lines.count == 20)
+        }
+    }
+}
+
 /// Appends `bytes` to the file at `url`.
 func append(_ bytes: [UInt8], to url: URL) throws {
     let handle = try FileHandle(forWritingTo: url)

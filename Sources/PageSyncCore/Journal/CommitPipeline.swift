@@ -11,6 +11,15 @@
 /// After a failed sync nothing written since the last good sync is known to be on disk
 /// (PostgreSQL, 2018), so changes are refused until a fresh journal holding the whole
 /// state has been written and synced (``Action/rewrite``).
+///
+/// Gathering (`always` mode). When a sync ends and more groups are already written, the
+/// next sync does not start at once. It waits until as many records are written as the
+/// finished sync and the waiting groups held together (the clients just answered are back),
+/// or for half as long as the finished sync took, at most ``maximumGatherNanoseconds``,
+/// whichever comes first. Without it, closed-loop clients split into two groups that take
+/// turns, and each change waits for two syncs: the clients just answered write their next
+/// change while the other group's sync, started the moment theirs ended, is in flight.
+/// Redis gets the merge for free by syncing on its only thread.
 public struct CommitPipeline: Equatable, Sendable {
     /// What the engine must do.
     public enum Action: Equatable, Sendable {
@@ -25,6 +34,9 @@ public struct CommitPipeline: Equatable, Sendable {
         /// Write and sync a fresh journal holding the whole state; changes are refused until
         /// ``rewriteFinished(error:)`` reports success.
         case rewrite
+        /// A sync ended with groups waiting: call ``gatherEnded()`` after `nanoseconds`
+        /// unless a ``sync(serial:upTo:)`` comes first (it cancels the wait).
+        case gather(nanoseconds: UInt64)
     }
 
     /// The durability mode.
@@ -38,6 +50,17 @@ public struct CommitPipeline: Equatable, Sendable {
     /// The group the sync in flight covers, if one is.
     public private(set) var syncing: UInt64?
     private var syncSerial = 0
+    /// `always` mode: records written since the last sync started, and those the sync in
+    /// flight covers.
+    private var unsyncedRecords = 0
+    private var syncingRecords = 0
+    /// While gathering: how many unsynced records start the next sync, and the monotonic
+    /// time at which a write starts it anyway.
+    public private(set) var gatherTarget: Int?
+    private var gatherDeadline: UInt64 = 0
+
+    /// The longest a sync waits for the clients just answered (1 ms).
+    public static let maximumGatherNanoseconds: UInt64 = 1_000_000
     /// Why changes are refused, while they are.
     public private(set) var refusal: String?
 
@@ -48,8 +71,9 @@ public struct CommitPipeline: Equatable, Sendable {
     /// `ERR 507 state not saved: <refusal>`).
     public var acceptsChanges: Bool { refusal == nil }
 
-    /// Group `group` (the one after ``written``) was written to the file.
-    public mutating func didWrite(group: UInt64) -> [Action] {
+    /// Group `group` (the one after ``written``), holding `records` records, was written to
+    /// the file at monotonic time `now` (nanoseconds).
+    public mutating func didWrite(group: UInt64, records: Int = 1, at now: UInt64 = 0) -> [Action] {
         precondition(group == written + 1, "groups are written in order")
         written = group
         switch mode {
@@ -57,8 +81,21 @@ public struct CommitPipeline: Equatable, Sendable {
             acknowledged = group
             return [.acknowledge(upTo: group)]
         case .always:
+            unsyncedRecords += records
+            if let target = gatherTarget {
+                guard unsyncedRecords >= target || now >= gatherDeadline else { return [] }
+                gatherTarget = nil
+            }
             return startSyncIfIdle()
         }
+    }
+
+    /// The wait asked for by ``Action/gather(nanoseconds:)`` is over: sync what is written,
+    /// however much came back.
+    public mutating func gatherEnded() -> [Action] {
+        guard gatherTarget != nil else { return [] }
+        gatherTarget = nil
+        return startSyncIfIdle()
     }
 
     /// Group `group` was not written because changes are refused (it holds no change anyone
@@ -83,7 +120,7 @@ public struct CommitPipeline: Equatable, Sendable {
             written = group
             return fail(reason: reason)
         }
-        return [.fail(after: written, reason: reason)] + didWrite(group: group)
+        return [.fail(after: written, reason: reason)] + didWrite(group: group, records: 0)
     }
 
     /// The journal cannot take records now (its boot marker could not be written at start):
@@ -92,9 +129,9 @@ public struct CommitPipeline: Equatable, Sendable {
         fail(reason: reason)
     }
 
-    /// The sync numbered `serial` finished; `error` says why it failed. A sync that a
-    /// failure made moot is ignored.
-    public mutating func syncFinished(serial: Int, error: String?) -> [Action] {
+    /// The sync numbered `serial` finished at monotonic time `now` (nanoseconds), having taken
+    /// `took`; `error` says why it failed. A sync that a failure made moot is ignored.
+    public mutating func syncFinished(serial: Int, error: String?, at now: UInt64 = 0, took: UInt64 = 0) -> [Action] {
         guard let covered = syncing, serial == syncSerial else { return [] }
         syncing = nil
         if let error { return fail(reason: "sync failed: \(error)") }
@@ -104,7 +141,16 @@ public struct CommitPipeline: Equatable, Sendable {
             acknowledged = covered
             actions.append(.acknowledge(upTo: covered))
         }
-        if mode == .always { actions += startSyncIfIdle() }
+        if mode == .always && written > synced {
+            let wait = min(took / 2, Self.maximumGatherNanoseconds)
+            if unsyncedRecords > 0 && refusal == nil && wait > 0 {
+                gatherTarget = syncingRecords + unsyncedRecords
+                gatherDeadline = now + wait
+                actions.append(.gather(nanoseconds: wait))
+            } else {
+                actions += startSyncIfIdle()
+            }
+        }
         return actions
     }
 
@@ -122,6 +168,7 @@ public struct CommitPipeline: Equatable, Sendable {
         }
         refusal = nil
         synced = written
+        unsyncedRecords = 0
         if written > acknowledged {
             acknowledged = written
             return [.acknowledge(upTo: written)]
@@ -130,8 +177,10 @@ public struct CommitPipeline: Equatable, Sendable {
     }
 
     private mutating func startSyncIfIdle() -> [Action] {
-        guard syncing == nil, written > synced, refusal == nil else { return [] }
+        guard syncing == nil, gatherTarget == nil, written > synced, refusal == nil else { return [] }
         syncing = written
+        syncingRecords = unsyncedRecords
+        unsyncedRecords = 0
         syncSerial += 1
         return [.sync(serial: syncSerial, upTo: written)]
     }
@@ -142,6 +191,7 @@ public struct CommitPipeline: Equatable, Sendable {
     private mutating func fail(reason: String) -> [Action] {
         refusal = reason
         syncing = nil
+        gatherTarget = nil
         var actions: [Action] = []
         if written > acknowledged {
             actions.append(.fail(after: acknowledged, reason: reason))

@@ -40,6 +40,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     /// Bytes of the last snapshot's records: what the live state costs.
     private var liveSize = 0
     private var syncTimer: UV.Timer?
+    /// `always` mode: the wait for the clients just answered (``CommitPipeline``, gathering).
+    private var gatherTimer: UV.Timer?
     /// One disk job (a sync, or the end of a compaction) at a time, in order.
     private var diskBusy = false
     private var deferredSync: (serial: Int, upTo: UInt64)?
@@ -217,7 +219,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         case nil:
             break
         }
-        perform(pipeline.didWrite(group: group))
+        perform(pipeline.didWrite(group: group, records: rooms.count, at: MonotonicClock.nanoseconds()))
         if compaction == nil && !rewriting && pipeline.refusal == nil && size > max(Self.minimumCompactionSize, 4 * liveSize) {
             startCompaction()
         }
@@ -262,6 +264,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         for action in actions {
             switch action {
             case .sync(let serial, let upTo):
+                gatherTimer?.stop()
                 if diskBusy { deferredSync = (serial, upTo) } else { startSync(serial: serial) }
             case .acknowledge(let upTo):
                 onEvent?(.settled(upTo: upTo))
@@ -270,6 +273,14 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             case .rewrite:
                 reportOutage(pipeline.refusal ?? "journal failed")
                 startRewrite()
+            case .gather(let nanoseconds):
+                // libuv's timers count whole milliseconds; a write that comes back sooner
+                // ends the wait on time (``CommitPipeline/didWrite(group:records:at:)``).
+                let timer = gatherTimer ?? UV.Timer(loop: loop)
+                gatherTimer = timer
+                timer.start(afterMilliseconds: max(1, (nanoseconds + 999_999) / 1_000_000)) { [unowned self] in
+                    self.perform(self.pipeline.gatherEnded())
+                }
             }
         }
     }
@@ -283,9 +294,11 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private func startSync(serial: Int) {
         diskBusy = true
         let fd = self.fd
+        let started = MonotonicClock.nanoseconds()
         loop.queueWork({ JournalFile.sync(fd) }) { [self] error in
             diskBusy = false
-            perform(pipeline.syncFinished(serial: serial, error: error))
+            let now = MonotonicClock.nanoseconds()
+            perform(pipeline.syncFinished(serial: serial, error: error, at: now, took: now - started))
             runDeferredDiskJob()
         }
     }
@@ -422,6 +435,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     public func closeCleanly() {
         syncTimer?.close()
         retryTimer?.close()
+        gatherTimer?.close()
         guard fd >= 0 else { return }
         if pipeline.refusal == nil, compaction == nil {
             // The zeros ahead go: a stopped daemon's journal holds its records only.

@@ -91,4 +91,78 @@ import PageSyncCore
             #expect(p.acceptsChanges)
         }
     }
+
+    // MARK: - Gathering (always mode)
+
+    /// Sync 1 covers 3 records; 2 more are written while it is in flight. It ends at 1 ms,
+    /// having taken 0.4 ms.
+    private func gathering() -> CommitPipeline {
+        var p = CommitPipeline(mode: .always)
+        #expect(p.didWrite(group: 1, records: 3, at: 600_000) == [.sync(serial: 1, upTo: 1)])
+        #expect(p.didWrite(group: 2, records: 2, at: 700_000) == [])
+        #expect(p.syncFinished(serial: 1, error: nil, at: 1_000_000, took: 400_000)
+            == [.acknowledge(upTo: 1), .gather(nanoseconds: 200_000)], "waits half as long as the sync took")
+        #expect(p.gatherTarget == 5, "the 3 clients just answered, and the 2 waiting")
+        return p
+    }
+
+    @Test func aSyncWithGroupsWaitingGathersUntilTheClientsJustAnsweredAreBack() {
+        var p = gathering()
+        #expect(p.didWrite(group: 3, records: 2, at: 1_050_000) == [], "4 of 5: keep gathering")
+        #expect(p.didWrite(group: 4, records: 1, at: 1_100_000) == [.sync(serial: 2, upTo: 4)])
+        #expect(p.gatherTarget == nil)
+        #expect(p.gatherEnded() == [], "a wait already over does nothing")
+        #expect(p.syncFinished(serial: 2, error: nil, at: 1_500_000, took: 400_000) == [.acknowledge(upTo: 4)],
+                "nothing waiting: no gathering")
+    }
+
+    @Test func gatheringEndsAtTheDeadlineOnAWriteOrWhenTheTimerFires() {
+        var p = gathering()
+        #expect(p.didWrite(group: 3, records: 1, at: 1_200_000) == [.sync(serial: 2, upTo: 3)],
+                "a write at the deadline starts the sync with what came back")
+        var q = gathering()
+        #expect(q.didWrite(group: 3, records: 1, at: 1_100_000) == [])
+        #expect(q.gatherEnded() == [.sync(serial: 2, upTo: 3)], "the engine's timer ends the wait")
+        #expect(q.gatherEnded() == [])
+    }
+
+    @Test func theGatherWaitIsAtMostOneMillisecondAndNoneAfterAnInstantSync() {
+        var p = CommitPipeline(mode: .always)
+        _ = p.didWrite(group: 1)
+        _ = p.didWrite(group: 2)
+        #expect(p.syncFinished(serial: 1, error: nil, at: 50_000_000, took: 30_000_000)
+            == [.acknowledge(upTo: 1), .gather(nanoseconds: CommitPipeline.maximumGatherNanoseconds)])
+        #expect(CommitPipeline.maximumGatherNanoseconds == 1_000_000)
+        var q = CommitPipeline(mode: .always)
+        _ = q.didWrite(group: 1)
+        _ = q.didWrite(group: 2)
+        #expect(q.syncFinished(serial: 1, error: nil, at: 1_000, took: 1) == [.acknowledge(upTo: 1), .sync(serial: 2, upTo: 2)])
+    }
+
+    @Test func onlyAFailedGroupWaitingIsSyncedAtOnce() {
+        var p = CommitPipeline(mode: .always)
+        _ = p.didWrite(group: 1, records: 4, at: 0)
+        #expect(p.writeFailed(reason: "ENOSPC", fileIntact: true) == [.fail(after: 1, reason: "ENOSPC")])
+        #expect(p.syncFinished(serial: 1, error: nil, at: 1_000_000, took: 500_000)
+            == [.acknowledge(upTo: 1), .sync(serial: 2, upTo: 2)], "no records are waiting, so nobody gains by a wait")
+    }
+
+    @Test func aFailureWhileGatheringEndsTheGathering() {
+        var p = gathering()
+        #expect(p.writeFailed(reason: "EIO", fileIntact: false)
+            == [.fail(after: 1, reason: "EIO"), .acknowledge(upTo: 3), .rewrite])
+        #expect(p.gatherTarget == nil)
+        #expect(p.gatherEnded() == [], "the timer firing later changes nothing")
+        #expect(p.rewriteFinished(error: nil) == [])
+        #expect(p.didWrite(group: 4, records: 1, at: 2_000_000) == [.sync(serial: 2, upTo: 4)])
+    }
+
+    @Test func batchModeNeverGathers() {
+        var p = CommitPipeline(mode: .batch)
+        _ = p.didWrite(group: 1, records: 5, at: 0)
+        #expect(p.tick() == [.sync(serial: 1, upTo: 1)])
+        #expect(p.didWrite(group: 2, records: 5, at: 100) == [.acknowledge(upTo: 2)])
+        #expect(p.syncFinished(serial: 1, error: nil, at: 1_000_000, took: 900_000) == [])
+        #expect(p.gatherTarget == nil)
+    }
 }
