@@ -5,8 +5,16 @@ import Glibc
 #endif
 
 /// A child process started with `posix_spawn`, with every signal unblocked and at its default
-/// disposition. Only file descriptors 0-2 are meant to be inherited: every descriptor the harness
-/// opens is close-on-exec.
+/// disposition. Only file descriptors 0-2 are inherited: the child closes every other one as it
+/// starts (`posix_spawn_file_actions_addclosefrom_np`), not only the harness's own (which are
+/// close-on-exec anyway).
+///
+/// That matters because tests run in parallel in one process, and Foundation's `Process` (still
+/// used by some tests, and by Foundation itself) learns that its child ended only when the end of
+/// a socket pair it gave that child is closed everywhere; the pair is not close-on-exec. A child
+/// spawned here while another test was starting a `Process` inherited that end, and the other
+/// test's `Process` then looked alive until this child ended, seconds after it had really exited
+/// (SystemdDaemonTests' "daemon did not exit after SIGTERM").
 ///
 /// Foundation's `Process` is not used for the daemon: it spawns from a dispatch worker thread, and
 /// the child inherits that thread's signal mask, which blocks SIGHUP, SIGINT and SIGTERM (and
@@ -33,6 +41,8 @@ final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_adddup2(&actions, outputFD, 1)
         }
         posix_spawn_file_actions_adddup2(&actions, outputFD, 2)
+        // After the dup2s: closes the originals too, and everything else not close-on-exec.
+        try Self.closeInheritedDescriptors(&actions)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -62,6 +72,21 @@ final class ChildProcess: @unchecked Sendable {
             throw HarnessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
         }
         self.pid = pid
+    }
+
+    /// glibc 2.34's `posix_spawn_file_actions_addclosefrom_np` (a GNU extension the Glibc module
+    /// does not export), looked up at run time.
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil /* RTLD_DEFAULT */, "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
+    /// Makes the child close every descriptor from 3 up as it starts.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) throws {
+        guard let addCloseFrom else {
+            throw HarnessError("posix_spawn_file_actions_addclosefrom_np is missing (glibc older than 2.34)")
+        }
+        let result = addCloseFrom(&actions, 3)
+        guard result == 0 else { throw HarnessError("posix_spawn_file_actions_addclosefrom_np: \(String(cString: strerror(result)))") }
     }
 
     /// How the process ended, or nil while it runs. Reaps the child the first time it is seen ended.
