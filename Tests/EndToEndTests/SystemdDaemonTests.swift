@@ -12,27 +12,26 @@ import TestSupport
 /// daemon, `SystemdNotifier` + `SocketActivation.takeListenFDs()` wired in.
 @Suite("pagesyncd under systemd protocols", .serialized)
 struct SystemdDaemonTests {
-    /// Starts pagesyncd serving one temp document, with extra environment.
+    /// Starts pagesyncd serving one temp document, with extra environment; its stderr goes to
+    /// `standardError` (default /dev/null).
+    ///
+    /// A ``ChildProcess``, not Foundation's `Process`: `Process` learns that its child ended only
+    /// when a socket it gave the child is closed in every process, and any child another test
+    /// spawned at that moment may hold a copy. The daemon then looked alive for as long as that
+    /// other child ran ("daemon did not exit after SIGTERM", with STOPPING=1 sent and the daemon
+    /// gone). A ChildProcess is watched with waitpid, which only this child's exit answers.
     static func launch(port: UInt16, environment extra: [String: String], in directory: URL,
-                       standardError: FileHandle = FileHandle.nullDevice) throws -> Process {
+                       standardError: Int32? = nil) throws -> ChildProcess {
         let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
         let document = try SystemdE2E.writeDocument(in: directory)
         let state = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--listen", "127.0.0.1:\(port)", "--state-dir", state.path, document.path]
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "JOURNAL_STREAM"] {
-            environment[key] = nil
-        }
-        environment.merge(extra) { _, new in new }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = standardError
-        try process.run()
-        return process
+        let devNull = try SystemdE2E.openDevNull()
+        defer { close(devNull) }
+        return try ChildProcess(
+            executable: binary, arguments: ["--listen", "127.0.0.1:\(port)", "--state-dir", state.path, document.path],
+            outputFD: standardError ?? devNull, environment: extra,
+            unsetting: ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "JOURNAL_STREAM"])
     }
 
     static func monotonicMicroseconds() -> UInt64 {
@@ -41,16 +40,13 @@ struct SystemdDaemonTests {
         return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 
-    /// Waits up to `seconds` for exit; kills it if it does not.
-    static func waitForExit(_ process: Process, seconds: Double) -> Bool {
+    /// Waits up to `seconds` for exit: how it ended, or nil (then it is killed and reaped).
+    static func waitForExit(_ process: ChildProcess, seconds: Double) -> Termination? {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return false
-        }
-        return true
+        if let termination = process.termination { return termination }
+        process.killAndReap()
+        return nil
     }
 
     @Test func notifyLifecycleReadyStatusWatchdogReloadStop() throws {
@@ -62,7 +58,7 @@ struct SystemdDaemonTests {
         let process = try Self.launch(port: port, environment: [
             "NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": String(watchdogUSec),
         ], in: directory)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { process.killAndReap() }
 
         // 1. READY=1 once listening: a client connecting right after gets the greeting.
         let startup = listener.receive(until: { $0.notifyAssignments["READY"] == "1" }, within: 15)
@@ -94,7 +90,7 @@ struct SystemdDaemonTests {
 
         // 4. SIGHUP: RELOADING=1 with MONOTONIC_USEC=, then READY=1.
         let beforeHUP = Self.monotonicMicroseconds()
-        kill(process.processIdentifier, SIGHUP)
+        process.send(signal: SIGHUP)
         let reloading = listener.receive(until: { $0.notifyAssignments["RELOADING"] == "1" }, within: 5)
         let reloadMessage = try #require(reloading.match, "no RELOADING=1 after SIGHUP; saw \(reloading.seen.map(\.text))")
         print("notify: on SIGHUP:", reloadMessage.debugDescription)
@@ -105,11 +101,11 @@ struct SystemdDaemonTests {
         #expect(!reready.seen.contains { $0.text.notifyAssignments["STOPPING"] != nil })
 
         // 5. SIGTERM: STOPPING=1, then a clean exit.
-        kill(process.processIdentifier, SIGTERM)
+        process.send(signal: SIGTERM)
         let stopping = listener.receive(until: { $0.notifyAssignments["STOPPING"] == "1" }, within: 5)
         #expect(stopping.match != nil, "no STOPPING=1 after SIGTERM; saw \(stopping.seen.map(\.text))")
-        #expect(Self.waitForExit(process, seconds: 5), "daemon did not exit after SIGTERM")
-        #expect(process.terminationStatus == 0)
+        let ended = Self.waitForExit(process, seconds: 5)
+        #expect(ended == .exited(0), "daemon did not exit cleanly within 5 s of SIGTERM: \(ended.map { "\($0)" } ?? "still running")")
     }
 
     @Test func silentAndHealthyWithoutNotifySocket() throws {
@@ -117,13 +113,12 @@ struct SystemdDaemonTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try SystemdE2E.freePort()
         let process = try Self.launch(port: port, environment: ["WATCHDOG_USEC": "100000"], in: directory)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { process.killAndReap() }
         let client = try #require(SystemdE2E.connect(port: port), "daemon did not listen")
         defer { close(client) }
         #expect(SystemdE2E.readLine(client)?.hasPrefix("HELLO pagesync/1 ") == true)
-        kill(process.processIdentifier, SIGTERM)
-        #expect(Self.waitForExit(process, seconds: 5))
-        #expect(process.terminationStatus == 0)
+        process.send(signal: SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5) == .exited(0))
     }
 
     @Test func socketActivationGreetsClients() throws {
@@ -144,7 +139,7 @@ struct SystemdDaemonTests {
         let process = try SystemdE2E.socketActivate(activate, ["-l", "127.0.0.1:\(activatedPort)", "--fdname=pagesync",
                              binary, "--listen", "127.0.0.1:\(configuredPort)", "--state-dir", state.path, document.path])
         // systemd-socket-activate execs the daemon in place on the first connection: same pid.
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { process.killAndReap() }
 
         let first = try #require(SystemdE2E.connect(port: activatedPort), "systemd-socket-activate did not listen")
         defer { close(first) }
@@ -157,8 +152,8 @@ struct SystemdDaemonTests {
         #expect(SystemdE2E.connect(port: configuredPort, retryFor: 0) == nil,
                 "the activated daemon also bound its configured address")
 
-        kill(process.processIdentifier, SIGTERM)
-        #expect(Self.waitForExit(process, seconds: 5))
+        process.send(signal: SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5) != nil)
     }
 
     /// pagesyncd-tls.socket's hand-over: two sockets, named `pagesync` and `pagesync-tls` as the
@@ -187,7 +182,7 @@ struct SystemdDaemonTests {
                              binary, "--listen", "127.0.0.1:\(configuredPlain)", "--tls-listen", "127.0.0.1:\(configuredTLS)",
                              "--tls-cert", certs.certificateFile, "--tls-key", certs.keyFile,
                              "--state-dir", state.path, document.path])
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        defer { process.killAndReap() }
 
         // The first connection (plaintext) starts the daemon with both sockets.
         let plain = try #require(SystemdE2E.connect(port: plainPort), "systemd-socket-activate did not listen")
@@ -201,16 +196,14 @@ struct SystemdDaemonTests {
         defer { close(pair[0]) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(pair[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: openssl)
-        client.arguments = ["s_client", "-quiet", "-verify_return_error", "-CAfile", certs.caFile, "-connect", "127.0.0.1:\(tlsPort)"]
-        let clientEnd = FileHandle(fileDescriptor: pair[1], closeOnDealloc: true)
-        client.standardInput = clientEnd
-        client.standardOutput = clientEnd
-        client.standardError = FileHandle.nullDevice
-        try client.run()
-        try clientEnd.close()
-        defer { if client.isRunning { client.terminate(); client.waitUntilExit() } }
+        let devNull = try SystemdE2E.openDevNull()
+        let client = try ChildProcess(
+            executable: openssl,
+            arguments: ["s_client", "-quiet", "-verify_return_error", "-CAfile", certs.caFile, "-connect", "127.0.0.1:\(tlsPort)"],
+            outputFD: devNull, stdioFD: pair[1])
+        close(devNull)
+        close(pair[1])
+        defer { client.killAndReap() }
         let greeting = SystemdE2E.readLine(pair[0])
         print("socket activation, pagesync-tls socket: TLS client got:", greeting ?? "<nothing>")
         #expect(greeting?.hasPrefix("HELLO pagesync/1 ") == true)
@@ -226,8 +219,8 @@ struct SystemdDaemonTests {
         #expect(SystemdE2E.connect(port: configuredPlain, retryFor: 0) == nil, "the activated daemon also bound --listen")
         #expect(SystemdE2E.connect(port: configuredTLS, retryFor: 0) == nil, "the activated daemon also bound --tls-listen")
 
-        kill(process.processIdentifier, SIGTERM)
-        #expect(Self.waitForExit(process, seconds: 5))
+        process.send(signal: SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5) != nil)
     }
 
     /// With JOURNAL_STREAM naming its stderr, every log line carries a `<N>` priority prefix;
@@ -243,13 +236,13 @@ struct SystemdDaemonTests {
         try #require(fstat(log.fileDescriptor, &info) == 0)
         let port = try SystemdE2E.freePort()
         let environment = journal ? ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"] : [:]
-        let process = try Self.launch(port: port, environment: environment, in: directory, standardError: log)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let process = try Self.launch(port: port, environment: environment, in: directory, standardError: log.fileDescriptor)
+        defer { process.killAndReap() }
         let client = try #require(SystemdE2E.connect(port: port), "daemon did not listen")
         _ = SystemdE2E.readLine(client)
         close(client)
-        kill(process.processIdentifier, SIGTERM)
-        #expect(Self.waitForExit(process, seconds: 5))
+        process.send(signal: SIGTERM)
+        #expect(Self.waitForExit(process, seconds: 5) != nil)
         try log.close()
         let lines = try String(contentsOf: logURL, encoding: .utf8).split(separator: "\n")
         print("stderr with\(journal ? "" : "out") JOURNAL_STREAM:", lines.prefix(3))

@@ -23,16 +23,19 @@ enum SystemdE2E {
     }
 
     /// Starts `systemd-socket-activate` (the binary at `activate`) with `arguments`, its standard
-    /// input and output discarded. The caller kills it.
-    static func socketActivate(_ activate: String, _ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activate)
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    /// input and output discarded. The caller kills it. A ``ChildProcess`` (waitpid), for the
+    /// reason ``SystemdDaemonTests/launch(port:environment:in:standardError:)`` gives.
+    static func socketActivate(_ activate: String, _ arguments: [String]) throws -> ChildProcess {
+        let devNull = try openDevNull()
+        defer { close(devNull) }
+        return try ChildProcess(executable: activate, arguments: arguments, outputFD: devNull)
+    }
+
+    /// /dev/null opened for writing (close-on-exec), for a child's output.
+    static func openDevNull() throws -> Int32 {
+        let fd = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw HarnessError("open /dev/null: \(String(cString: strerror(errno)))") }
+        return fd
     }
 
     /// `which`: the absolute path of a command in PATH, or nil.

@@ -27,9 +27,10 @@ final class ChildProcess: @unchecked Sendable {
     /// Spawns `executable` with `arguments`; stdin is /dev/null, stdout and stderr go to `outputFD`.
     /// With `stdioFD`, stdin and stdout are that descriptor instead (one end of a socket pair, for
     /// a filter like `openssl s_client`) and only stderr goes to `outputFD`.
-    /// `environment` adds to (or replaces in) this process's environment.
+    /// `environment` adds to (or replaces in) this process's environment; the variables named in
+    /// `unsetting` are left out.
     init(executable: String, arguments: [String], outputFD: Int32, stdioFD: Int32? = nil,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], unsetting: Set<String> = []) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -61,7 +62,8 @@ final class ChildProcess: @unchecked Sendable {
         var e = environ
         while let entry = e.pointee {
             let text = String(cString: entry)
-            if !environment.keys.contains(where: { text.hasPrefix($0 + "=") }) { inherited.append(text) }
+            let name = String(text.prefix { $0 != "=" })
+            if environment[name] == nil && !unsetting.contains(name) { inherited.append(text) }
             e += 1
         }
         let envp: [UnsafeMutablePointer<CChar>?] = (inherited + environment.map { "\($0.key)=\($0.value)" }).map { strdup($0) } + [nil]
