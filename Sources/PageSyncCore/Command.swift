@@ -3,19 +3,23 @@ public enum ErrorCode: Int, Sendable {
     /// 400: malformed input (empty line, unknown verb, bad arguments, bad number, NUL, a control
     /// character, invalid UTF-8, HTTP, TLS).
     case malformed = 400
-    /// 403: not allowed (navigation without control in a presenter room, wrong token).
+    /// 403: not allowed (navigation without control in a presenter room, wrong token, `AUTH` on
+    /// a plaintext connection from another machine).
     case forbidden = 403
     /// 404: no such page or room.
     case notFound = 404
-    /// 409: an `IF <version>` did not match the room's version.
+    /// 409: an `IF <version>` did not match the room's version, or a name is in use in the room
+    /// (`NAME`, `JOIN`).
     case conflict = 409
     /// 413: the line was longer than `max-line`.
     case tooLong = 413
-    /// 416: past the end of a room that stops at its ends.
+    /// 416: past the end of a room that stops at its ends, or a `TEXT <n> FROM` offset past the
+    /// end of the page.
     case pastEnd = 416
     /// 429: too many wrong `AUTH` tokens from this address or connection; retry later.
     case tooManyAttempts = 429
-    /// 500: the server could not do it (for example, saving state failed).
+    /// 500: the server could not do it (the document could not be read, or the room's version
+    /// reached its limit). A change that could not be saved is 507.
     case internalError = 500
     /// 503: the server is full, or (with Redis) its state engine is unavailable.
     case full = 503
@@ -30,7 +34,8 @@ public struct ProtocolError: Error, Equatable, Sendable {
     public var code: ErrorCode
     /// The text for people; one line, never containing LF.
     public var message: String
-    /// True only for input that looks like HTTP or TLS; the server then closes the connection.
+    /// True for input that looks like HTTP or TLS, and for the 503 refusals sent on connect (server
+    /// full, too many connections from the address); the server then closes the connection.
     public var closesConnection: Bool
 
     /// Creates an error. `closesConnection` defaults to false.

@@ -26,17 +26,17 @@ public enum Wire {
     /// The protocol identifier sent in `HELLO`.
     public static let protocolName = "pagesync/1"
 
-    /// `HELLO pagesync/1 room= page= pages= version= by= doc= wrap= control= name= file=`
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= wrap= control= name= file=`
     public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `OK JOIN room= page= pages= version= by= doc= wrap= control= name= file=` (the `HELLO` fields).
+    /// `OK JOIN room= page= pages= version= by= doc= epoch= wrap= control= name= file=` (the `HELLO` fields).
     public static func joined(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("OK JOIN \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `PAGE room= page= pages= version= by= doc=`: the room's whole state.
+    /// `PAGE room= page= pages= version= by= doc= epoch=`: the room's whole state.
     package static func event(_ room: RoomSnapshot) -> ByteLine {
         event(room: room.name, room.state)
     }
@@ -59,7 +59,7 @@ public enum Wire {
         }
     }
 
-    /// `OK room= page= pages= version= by= doc= wrap= control= clients=`: the reply to `STATUS`.
+    /// `OK room= page= pages= version= by= doc= epoch= wrap= control= clients=`: the reply to `STATUS`.
     public static func status(_ room: RoomSnapshot, control: Bool, clients: Int) -> [UInt8] {
         line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)")
     }
@@ -74,7 +74,7 @@ public enum Wire {
     /// 403 `this room needs a control token; send AUTH <token>`,
     /// 404 `no page 9: this document has 6 pages`,
     /// 409 `version is 8, not 7`, 416 `already on the last page` / `already on the first page`
-    /// and 500 ``versionExhaustedMessage``, each followed by `page= pages= version= by= doc=`.
+    /// and 500 ``versionExhaustedMessage``; all but 403 and 404 followed by `page= pages= version= by= doc= epoch=`.
     public static func error(_ e: NavigationError, room: RoomSnapshot) -> [UInt8] {
         switch e {
         case .forbidden:
