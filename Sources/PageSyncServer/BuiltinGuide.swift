@@ -55,11 +55,13 @@ package enum BuiltinGuide {
 
         Every change is sent to everyone as the whole state:
 
-            PAGE room=guide page=3 pages=6 version=7 by=ann doc=...
+            PAGE room=guide page=3 pages=6 version=7 by=ann doc=... epoch=...
 
-        The version only grows. A client that missed events is right again
-        after the next one. NEXT IF 7 moves only if the room is still at
-        version 7, so two people pressing next together move it once.
+        The version only grows within an epoch; a new epoch means the saved
+        state was lost, so take its state as it is. A client that missed
+        events is right again after the next one. NEXT IF 7 moves only if
+        the room is still at version 7, so two people pressing next together
+        move it once.
 
         """,
         """
