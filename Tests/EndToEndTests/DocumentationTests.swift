@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The sessions printed in PROTOCOL.md and README.md, replayed against the real daemon line by line:
 /// the documentation matches the code, byte for byte.
@@ -61,6 +62,37 @@ struct DocumentationTests {
                     Issue.record("unrecognized example: \(command)")
                 }
             }
+        }
+    }
+
+    @Test("PROTOCOL.md: the TEXT FROM example (nc, on the built-in guide) and the TLS example (openssl s_client)")
+    func protocolExamplesOutsideTheSession() async throws {
+        let markdown = try String(contentsOf: Self.root.appendingPathComponent("PROTOCOL.md"), encoding: .utf8)
+        let textFrom = try #require(try Self.codeBlocks(in: markdown, after: "### `TEXT <n> FROM <offset>`: a long page in pieces")
+            .first { $0.first == "$ nc 127.0.0.1 7777" })
+        try await withWorkspace { workspace in
+            let daemon = try await workspace.startDaemon()
+            try await replayInteractive(Array(textFrom.dropFirst()), daemon: daemon)
+        }
+
+        let tls = try #require(try Self.codeBlocks(in: markdown, after: "## TLS").first)
+        let command = try #require(tls.first?.dropFirst(2)).description
+        #expect(command.contains("-connect 127.0.0.1:7778 -CAfile ca.pem"), "\(command)")
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        try await withWorkspace { workspace in
+            try workspace.write("d.txt", Documents.formFeed(pages: 4))
+            let daemon = try await workspace.startDaemon(documents: ["d.txt"], arguments: [
+                "--tls-listen", "127.0.0.1:0", "--tls-cert", certs.certificateFile, "--tls-key", certs.keyFile,
+            ])
+            let port = try await tlsPort(daemon)
+            let script = command
+                .replacingOccurrences(of: "127.0.0.1:7778", with: "127.0.0.1:\(port)")
+                .replacingOccurrences(of: "-CAfile ca.pem", with: "-CAfile \(shellQuoted(certs.caFile))")
+            let result = try await runProcess("/bin/sh", ["-c", script])
+            #expect(result.status == 0, "\(script): \(result.output)")
+            let got = result.output.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            #expect(got.map(Self.normalized) == tls.dropFirst().map(Self.normalized), "\(script)")
         }
     }
 
