@@ -10,14 +10,14 @@ struct ConfigTests {
     static let deck = "# Title\n---\n## Second slide\n---\n## Last slide\n"
 
     /// A config with two rooms; `extra` is appended inside the `deck` room block.
-    static func config(stateDir: URL, maxClients: Int = 10, wrapNotes: Bool = false,
+    static func config(stateDir: URL, maxClients: Int = 10, maxLine: Int = 128, wrapNotes: Bool = false,
                        deckToken: String = "token: s3cret", extraRooms: String = "") -> String {
         """
         # written by the end-to-end tests
         listen: "127.0.0.1:0"
         state-dir: "\(stateDir.path)"
         max-clients: \(maxClients)
-        max-line: 128
+        max-line: \(maxLine)
         durability: batch
         rooms: [notes, deck\(extraRooms.isEmpty ? "" : ", extra")]
         room:
@@ -139,6 +139,35 @@ struct ConfigTests {
             let rooms = try await client.command("ROOMS")
             #expect(rooms.lines.map { ServerLine($0).kind } == ["notes", "deck", "extra"], "\(rooms)")
             #expect(try await client.ok("JOIN extra").pages == 2)
+        }
+    }
+
+    @Test("SIGHUP lowering max-line: a connection made before keeps its limit, and its ERR 413 names that limit")
+    func reloadedMaxLineKeepsTheOldConnectionsLimit() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            let url = try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, maxLine: 4096))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", url.path], addDefaults: false)
+            let (old, _) = try await daemon.join(label: "before the reload")
+
+            try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, maxLine: 100))
+            daemon.send(signal: SIGHUP)
+            // A new connection gets the new limit once the reload is applied.
+            var fresh = try await daemon.join(label: "after the reload").0
+            var reply = try await fresh.command("PING " + String(repeating: "n", count: 200))
+            for _ in 0..<250 where reply.header.code != 413 {
+                try await Task.sleep(for: .milliseconds(20))
+                fresh.close()
+                fresh = try await daemon.join(label: "after the reload").0
+                reply = try await fresh.command("PING " + String(repeating: "n", count: 200))
+            }
+            #expect(reply.header.raw == "ERR 413 line longer than 100 bytes", "\(reply)")
+
+            // The old connection still takes lines up to 4096 bytes, and is told 4096 past it.
+            #expect(try await old.command("PING " + String(repeating: "o", count: 200)).header.kind == "OK")
+            let tooLong = try await old.command("PING " + String(repeating: "o", count: 5000))
+            #expect(tooLong.header.raw == "ERR 413 line longer than 4096 bytes", "\(tooLong)")
+            #expect(try await old.ok("PING still here").kind == "OK")
         }
     }
 }

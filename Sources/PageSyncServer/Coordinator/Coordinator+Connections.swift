@@ -113,8 +113,8 @@ extension Coordinator {
             if session.commandsThisTurn == 1 { turnUsers.append(session) }
             switch frame {
             case .tooLong:
-                stage(session, .bytes(Wire.error(ProtocolError(
-                    code: .tooLong, message: "line longer than \(config.maxLineLength) bytes", closesConnection: false))))
+                // The session's own limit: a reload changes max-line for new connections only.
+                stage(session, .bytes(Wire.error(.lineTooLong(maxLineLength: session.framer.maxLineLength))))
             case .line(let line):
                 handle(line, from: session)
             }
