@@ -152,13 +152,16 @@ extension Coordinator {
                 }
                 await self.applyReload(fresh, tls: tls, generation: generation)
             } catch {
-                await self.reloadFailed("\(error)")
+                await self.reloadFailed("\(error)", generation: generation)
             }
         }
     }
 
-    func reloadFailed(_ message: String) {
+    func reloadFailed(_ message: String, generation: Int) {
         logger.error("reload: \(message); keeping the running configuration")
+        // As in applyReload: once stopping (STOPPING=1 sent), no READY=1 may follow; and while a
+        // later SIGHUP's reload is under way, that one re-indexes and says READY=1.
+        guard !shuttingDown, generation == reloadGeneration else { return }
         for name in roomOrder { reindex(name) }
         observer.ready(status: statusLine)
     }
