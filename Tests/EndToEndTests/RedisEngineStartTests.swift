@@ -108,4 +108,73 @@ import Testing
             #expect(!long.stderr.contains("the shared state is for document"), "the long daemon's file is the room's")
         }
     }
+
+    /// The config file for ``reloadKeepsTheRunningEngine()``: `engine` lines for one talk room.
+    private static func engineConfig(_ workspace: Workspace, _ engineLines: String) -> String {
+        """
+        listen: "127.0.0.1:0"
+        state-dir: "\(workspace.stateDir.path)"
+        \(engineLines)
+        rooms: [talk]
+        room:
+          talk:
+            file: talk.txt
+        """
+    }
+
+    /// Waits until the daemon has logged `reloaded:` `count` times.
+    private func waitForReload(_ daemon: Daemon, count: Int) async throws {
+        for _ in 0..<1500 where daemon.stderr.components(separatedBy: "reloaded: ").count <= count {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard daemon.stderr.components(separatedBy: "reloaded: ").count > count else {
+            throw HarnessError("pagesyncd did not log reload \(count); stderr:\n\(daemon.stderr)")
+        }
+    }
+
+    @Test("SIGHUP changing redis, redis-prefix or engine: each logs that it needs a restart, and the running engine goes on")
+    func reloadKeepsTheRunningEngine() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let other = try await RedisServer(in: workspace, startNow: false)
+            try workspace.write("talk.txt", Self.ten)
+            let running = "r\(prefix())"
+            let config = try workspace.write("pagesyncd.yaml", Self.engineConfig(workspace, """
+                engine: redis
+                redis: "\(redis.url)"
+                redis-prefix: "\(running)"
+                """))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", config.path], addDefaults: false)
+            #expect(daemon.stderr.contains("state in redis \(redis.url), keys \(running)*"), "\(daemon.stderr)")
+            let (client, _) = try await daemon.join()
+            #expect(try await client.ok("GOTO 3").page == 3)
+
+            // Another Redis and another prefix: both named, with what still runs.
+            try workspace.write("pagesyncd.yaml", Self.engineConfig(workspace, """
+                engine: redis
+                redis: "\(other.url)"
+                redis-prefix: "elsewhere:"
+                """))
+            daemon.send(signal: SIGHUP)
+            try await waitForReload(daemon, count: 1)
+            var log = daemon.stderr
+            #expect(log.contains("reload: redis changes need a restart; still \(redis.url)"), "\(log)")
+            #expect(log.contains("reload: redis-prefix changes need a restart; still \(running)"), "\(log)")
+
+            // The journal instead of Redis.
+            try workspace.write("pagesyncd.yaml", Self.engineConfig(workspace, "engine: journal"))
+            daemon.send(signal: SIGHUP)
+            try await waitForReload(daemon, count: 2)
+            log = daemon.stderr
+            #expect(log.contains("reload: engine changes need a restart; still redis"), "\(log)")
+
+            // Changes still go to the Redis and prefix the daemon started with.
+            let moved = try await client.ok("NEXT")
+            #expect(moved.page == 4)
+            let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
+                "--redis", redis.url, "--redis-prefix", running, "--state-dir", workspace.url("s2").path])
+            let (_, hello) = try await second.join()
+            #expect(hello.page == 4 && hello.version == moved.version, "\(hello)")
+        }
+    }
 }

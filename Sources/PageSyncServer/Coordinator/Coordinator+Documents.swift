@@ -183,6 +183,17 @@ extension Coordinator {
             logger.warning("reload: durability changes need a restart; still \(config.durability)")
         }
         kept.durability = config.durability
+        // The state engine, its Redis and its key prefix are chosen once, at start.
+        if (fresh.redis == nil) != (config.redis == nil) {
+            logger.warning("reload: engine changes need a restart; still \(config.redis == nil ? "journal" : "redis")")
+        } else if let running = config.redis, fresh.redis != running {
+            logger.warning("reload: redis changes need a restart; still \(running)")
+        }
+        if config.redis != nil && fresh.redisPrefix != config.redisPrefix {
+            logger.warning("reload: redis-prefix changes need a restart; still \(config.redisPrefix)")
+        }
+        kept.redis = config.redis
+        kept.redisPrefix = config.redisPrefix
         kept.tls = keptTLS
         for roomConfig in fresh.rooms {
             if let runtime = rooms[roomConfig.name] {
