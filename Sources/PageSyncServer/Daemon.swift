@@ -26,6 +26,9 @@ public enum Daemon {
         tlsListenFDs: [Int32] = [],
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) throws(StartError) {
+        // Before anything uses OpenSSL (the coordinator's token key does): exit() must not
+        // free OpenSSL's state while this thread, which used it, is still ending.
+        OpenSSLLifetime.keepUntilExit()
         // A peer that vanishes mid-write must not kill the process.
         signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit(logger: logger)
