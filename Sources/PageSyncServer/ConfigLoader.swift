@@ -91,7 +91,8 @@ public enum ConfigLoader {
     }
 
     /// `$STATE_DIRECTORY` (set by systemd's `StateDirectory=`), else
-    /// `$XDG_STATE_HOME/pagesync`, else `~/.local/state/pagesync`.
+    /// `$XDG_STATE_HOME/pagesync`, else `~/.local/state/pagesync`, else (no `$HOME`)
+    /// `/var/lib/pagesync`.
     public static func defaultStateDirectory(environment: [String: String]) -> String {
         if let dirs = environment["STATE_DIRECTORY"], let first = dirs.split(separator: ":").first {
             return String(first)

@@ -17,6 +17,12 @@ import PageSyncServer
         #expect(ConfigLoader.defaultStateDirectory(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/pagesync")
     }
 
+    @Test func withoutAHomeTheStateDirectoryIsVarLib() {
+        #expect(ConfigLoader.defaultStateDirectory(environment: [:]) == "/var/lib/pagesync")
+        #expect(ConfigLoader.defaultStateDirectory(environment: ["HOME": "relative"]) == "/var/lib/pagesync")
+        #expect(ConfigLoader.defaultStateDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]) == "/h/.local/state/pagesync")
+    }
+
     @Test func filesBecomeRoomsNamedAfterThem() async throws {
         var overrides = CommandLineOverrides()
         overrides.files = ["/d/notes.txt", "/d/slides.md", "/e/notes.md"]
