@@ -78,8 +78,7 @@ struct HelpAndManualTests {
           arguments: [("pagesyncd.8", "pagesyncd"), ("pagesync.1", "pagesync")])
     func manualPages(page: String, program: String) async throws {
         guard let url = Self.manualPage(page) else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("no .build/man/\(page): scripts/test runs `make man`") }
-            print("SKIPPED: no .build/man/\(page); run `make man` first")
+            cannotRunHere(skipped: "no .build/man/\(page); run `make man` first", underCI: "no .build/man/\(page): scripts/test runs `make man`")
             return
         }
         let man = try #require(SystemdE2E.which("man"), "man is not installed (scripts/test installs man-db)")

@@ -211,8 +211,7 @@ struct SystemdDaemonTests {
 
     @Test func socketActivationGreetsClients() throws {
         guard let activate = SystemdE2E.which("systemd-socket-activate") else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("systemd-socket-activate is not installed (scripts/test installs systemd)") }
-            print("SKIPPED: systemd-socket-activate is not installed")
+            cannotRunHere(skipped: "systemd-socket-activate is not installed", underCI: "systemd-socket-activate is not installed (scripts/test installs systemd)")
             return
         }
         let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
@@ -249,8 +248,7 @@ struct SystemdDaemonTests {
     /// and binds neither of its configured addresses.
     @Test func socketActivationServesTLSOnThePagesyncTLSSocket() throws {
         guard let activate = SystemdE2E.which("systemd-socket-activate") else {
-            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record("systemd-socket-activate is not installed (scripts/test installs systemd)") }
-            print("SKIPPED: systemd-socket-activate is not installed")
+            cannotRunHere(skipped: "systemd-socket-activate is not installed", underCI: "systemd-socket-activate is not installed (scripts/test installs systemd)")
             return
         }
         let binary = try #require(SystemdE2E.binary("pagesyncd"), "pagesyncd is not built")
