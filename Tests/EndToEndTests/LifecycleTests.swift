@@ -153,6 +153,29 @@ struct LifecycleTests {
         }
     }
 
+    @Test("a second SIGTERM or SIGINT (and a SIGHUP) while stopping is ignored: the stop completes and exits 0",
+          arguments: [SIGTERM, SIGINT])
+    func secondSignalWhileStopping(signal: Int32) async throws {
+        try await withWorkspace { workspace in
+            // One page of about 1 MiB: a client that asks for it 40 times and reads nothing keeps
+            // the stop going for its half second of grace (more than socket buffers hold), so
+            // the second signal surely comes while stopping.
+            let line = String(repeating: "x", count: 99) + "\n"
+            try workspace.write("big.txt", String(repeating: line, count: 10_000) + "\u{0C}end\n")
+            let daemon = try await workspace.startDaemon(documents: ["big.txt"])
+            let (stalled, _) = try await daemon.join(label: "stalled", receiveBufferSize: 4096)
+            _ = try await stalled.sendUntilStalled(Array(String(repeating: "TEXT 1\n", count: 40).utf8))
+            daemon.send(signal: signal)
+            try await Task.sleep(for: .milliseconds(20))
+            daemon.send(signal: signal)
+            daemon.send(signal: SIGHUP)
+            let termination = try await daemon.waitForExit(timeout: shutdownGuard)
+            #expect(termination == .exited(0), "\(termination); stderr:\n\(tail(daemon.stderr))")
+            #expect(daemon.stderr.contains("already stopping"), "\(tail(daemon.stderr))")
+            #expect(daemon.stderr.contains("stopped"), "\(tail(daemon.stderr))")
+        }
+    }
+
     @Test("pagesyncd --help exits 0 and documents the command-line flags")
     func helpExitsZero() async throws {
         let result = try await runProcess(Binaries.pagesyncd(), ["--help"])

@@ -250,8 +250,16 @@ public actor Coordinator {
 
     /// SIGINT/SIGTERM: stop accepting, say BYE, let every client's output settle and leave,
     /// then stop the loop.
+    ///
+    /// The signal watchers stay open until the loop's handles are closed, so a second SIGINT
+    /// or SIGTERM (or a SIGHUP) while stopping is logged and ignored: closed, libuv would put
+    /// back the default action, and the second signal would kill the daemon before it records
+    /// a clean stop.
     func shutdown(reason: String) {
-        guard !shuttingDown else { return }
+        guard !shuttingDown else {
+            logger.notice("already stopping; \(reason) ignored")
+            return
+        }
         shuttingDown = true
         logger.info("shutting down (\(reason))")
         observer.stopping()
@@ -263,8 +271,6 @@ public actor Coordinator {
             stage(session, .bytes(bye))
             closeAfterFlush(session)
         }
-        for watcher in signalWatchers { watcher.close() }
-        signalWatchers.removeAll()
         for watcher in fileWatchers.values { watcher.close() }
         fileWatchers.removeAll()
         watchRetryTimer?.close()
