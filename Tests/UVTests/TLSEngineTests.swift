@@ -252,6 +252,16 @@ struct TLSEngineTests {
         } catch {
             #expect(error.message.hasPrefix("cannot use certificate \(certs.keyFile)"), "\(error)")
         }
+        let junk = FileManager.default.temporaryDirectory.appendingPathComponent("pagesync-junk-\(getpid()).pem")
+        try "junk\n".write(to: junk, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: junk) }
+        do {
+            _ = try TLSContext.server(certificateFile: junk.path, keyFile: certs.keyFile)
+            Issue.record("a file that is not PEM was accepted as a certificate")
+        } catch {
+            // The cause OpenSSL found first, not its wrapper ("PEM lib").
+            #expect(error.message == "cannot use certificate \(junk.path): not a PEM file (no -----BEGIN line)", "\(error)")
+        }
     }
 
     @Test(arguments: [

@@ -29,20 +29,24 @@ public struct TLSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The message.
     public var description: String { message }
 
-    /// The newest OpenSSL error on this thread's queue as text (the queue is cleared), or `fallback`.
+    /// The oldest OpenSSL error on this thread's queue as text (the queue is cleared), or
+    /// `fallback`. The oldest is the cause ("no start line", "No such file or directory");
+    /// the newer ones wrap it ("PEM lib", "system lib").
     static func openSSL(_ fallback: String) -> TLSError {
-        var newest: UInt = 0
+        var oldest: UInt = 0
         while true {
             let code = ERR_get_error()
             if code == 0 { break }
-            newest = code
+            if oldest == 0 { oldest = code }
         }
-        guard newest != 0 else { return TLSError(fallback) }
-        if let reason = ERR_reason_error_string(newest) {
-            return TLSError("\(fallback): \(String(cString: reason))")
+        guard oldest != 0 else { return TLSError(fallback) }
+        if let reason = ERR_reason_error_string(oldest) {
+            let text = String(cString: reason)
+            // OpenSSL's words for a file without "-----BEGIN ...", said so a user knows what to fix.
+            return TLSError("\(fallback): \(text == "no start line" ? "not a PEM file (no -----BEGIN line)" : text)")
         }
         var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(newest, &buffer, buffer.count)
+        ERR_error_string_n(oldest, &buffer, buffer.count)
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return TLSError("\(fallback): \(text)")
     }
