@@ -165,8 +165,15 @@ struct LifecycleTests {
             let daemon = try await workspace.startDaemon(documents: ["big.txt"])
             let (stalled, _) = try await daemon.join(label: "stalled", receiveBufferSize: 4096)
             _ = try await stalled.sendUntilStalled(Array(String(repeating: "TEXT 1\n", count: 40).utf8))
+            // The other stop signal at once: pending together, both reach the daemon (the same
+            // signal twice could merge into one), so one of them surely comes while stopping.
             daemon.send(signal: signal)
-            try await Task.sleep(for: .milliseconds(20))
+            daemon.send(signal: signal == SIGTERM ? SIGINT : SIGTERM)
+            // And the same signal once the stop is under way, with a SIGHUP: before the fix these
+            // found the default action back and killed the daemon.
+            for _ in 0..<500 where !daemon.stderr.contains("shutting down") {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             daemon.send(signal: signal)
             daemon.send(signal: SIGHUP)
             let termination = try await daemon.waitForExit(timeout: shutdownGuard)
