@@ -39,6 +39,9 @@ public enum Daemon {
         } catch {
             throw StartError("cannot create the event loop: \(error)")
         }
+        // TLS as configured, before the state is touched: a bad certificate or key is then the
+        // only line the daemon prints.
+        let tlsContext = try config.tls.map { tls throws(StartError) in try Coordinator.startingTLSContext(tls) }
         // The state is read back before the loop runs: blocking reads are harmless here.
         let engine: any StateEngine
         if let url = config.redis {
@@ -54,7 +57,8 @@ public enum Daemon {
         }
         let coordinator = Coordinator(
             loop: loop, config: config, logger: logger, engine: engine, loaded: loaded,
-            observer: observer, listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, reloadConfig: reloadConfig)
+            observer: observer, listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, tlsContext: tlsContext,
+            reloadConfig: reloadConfig)
         // start() runs as the loop's first job, on the loop thread; a failure stops the loop.
         let failure = Mutex<StartError?>(nil)
         loop.execute {

@@ -96,6 +96,16 @@ struct TLSTests {
             #expect(missing.status != 0)
             #expect(missing.output.contains("TLS: cannot read certificate /nonexistent/cert.pem: No such file or directory"), "\(missing.output)")
             #expect(!missing.output.contains("listening on"), "\(missing.output)")
+            #expect(missing.output.split(separator: "\n").count == 1, "one line, before the state is touched: \(missing.output)")
+            let junk = workspace.url("junk.pem")
+            try "junk\n".write(to: junk, atomically: true, encoding: .utf8)
+            let notPEM = try await runPagerTestProcess(bin, [
+                "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path,
+                "--tls-listen", "127.0.0.1:0", "--tls-cert", junk.path, "--tls-key", certs.keyFile,
+            ], in: workspace)
+            #expect(notPEM.status != 0)
+            #expect(notPEM.output.split(separator: "\n").count == 1, "\(notPEM.output)")
+            #expect(notPEM.output.contains("TLS: cannot use certificate \(junk.path): not a PEM file (no -----BEGIN line)"), "\(notPEM.output)")
             let noKey = try await runPagerTestProcess(bin, [
                 "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path,
                 "--tls-listen", "127.0.0.1:0", "--tls-cert", certs.certificateFile,

@@ -4,6 +4,7 @@ import UV
 
 extension Coordinator {
     /// Sets up TLS as configured, or fails: never serves plaintext where TLS was asked for.
+    /// Uses the context made before the state was loaded (``Daemon``), else makes it here.
     func startTLS(socketActivated: Bool) throws(StartError) {
         guard let tls = config.tls else {
             if !tlsListenFDs.isEmpty {
@@ -11,11 +12,7 @@ extension Coordinator {
             }
             return
         }
-        do {
-            tlsContext = try Self.makeTLSContext(tls)
-        } catch {
-            throw StartError("TLS: \(error)")
-        }
+        if tlsContext == nil { tlsContext = try Self.startingTLSContext(tls) }
         let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
         do {
             if socketActivated {
@@ -36,6 +33,15 @@ extension Coordinator {
             throw StartError(socketActivated
                 ? "TLS is configured but systemd passed no socket named \(TLSConfig.socketName) (FileDescriptorName=)"
                 : "TLS is configured but has no address: set tls.listen or --tls-listen")
+        }
+    }
+
+    /// ``makeTLSContext(_:)`` at start: a failure is the daemon's one line, `TLS: <why>`.
+    nonisolated static func startingTLSContext(_ tls: TLSConfig) throws(StartError) -> TLSContext {
+        do {
+            return try makeTLSContext(tls)
+        } catch {
+            throw StartError("TLS: \(error)")
         }
     }
 

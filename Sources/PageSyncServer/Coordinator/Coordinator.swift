@@ -121,9 +121,11 @@ public actor Coordinator {
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
         tlsListenFDs: [Int32] = [],
+        tlsContext: TLSContext? = nil,
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) {
         self.loop = loop
+        self.tlsContext = tlsContext
         self.config = config
         self.logger = logger
         self.engine = engine
