@@ -84,7 +84,7 @@ public struct CommitPipeline: Equatable, Sendable {
             unsyncedRecords += records
             if let target = gatherTarget {
                 guard unsyncedRecords >= target || now >= gatherDeadline else { return [] }
-                gatherTarget = nil
+                return gatherEnded()
             }
             return startSyncIfIdle()
         }
