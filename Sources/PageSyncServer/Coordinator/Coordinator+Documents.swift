@@ -170,30 +170,8 @@ extension Coordinator {
         // A later SIGHUP read the files again: its result is the one to apply.
         guard !shuttingDown, generation == reloadGeneration else { return }
         let keptTLS = reloadTLS(fresh.tls, context: tls)
-        if fresh.listen != config.listen && listenFDs.isEmpty {
-            logger.warning("reload: listen address changes need a restart; still on \(config.listen)")
-        }
-        if fresh.stateDirectory != config.stateDirectory {
-            logger.warning("reload: state-dir changes need a restart; still \(config.stateDirectory)")
-        }
-        var kept = fresh
-        kept.listen = config.listen
-        kept.stateDirectory = config.stateDirectory
-        if fresh.durability != config.durability {
-            logger.warning("reload: durability changes need a restart; still \(config.durability)")
-        }
-        kept.durability = config.durability
-        // The state engine, its Redis and its key prefix are chosen once, at start.
-        if (fresh.redis == nil) != (config.redis == nil) {
-            logger.warning("reload: engine changes need a restart; still \(config.redis == nil ? "journal" : "redis")")
-        } else if let running = config.redis, fresh.redis != running {
-            logger.warning("reload: redis changes need a restart; still \(running)")
-        }
-        if config.redis != nil && fresh.redisPrefix != config.redisPrefix {
-            logger.warning("reload: redis-prefix changes need a restart; still \(config.redisPrefix)")
-        }
-        kept.redis = config.redis
-        kept.redisPrefix = config.redisPrefix
+        var (kept, warnings) = RestartOnlySettings.keep(running: config, fresh: fresh, socketActivated: !listenFDs.isEmpty)
+        for warning in warnings { logger.warning("reload: \(warning)") }
         kept.tls = keptTLS
         for roomConfig in fresh.rooms {
             if let runtime = rooms[roomConfig.name] {
