@@ -179,6 +179,9 @@ extension Coordinator {
         sessions[session.id] = nil
         session.runtime.members[session.id] = nil
         waiting[session.id] = nil
+        // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
+        // only take memory, for good (about 100 bytes per guessing connection).
+        authLimiter.connectionClosed(session.id)
     }
 
     // MARK: - Idle connections
