@@ -21,6 +21,15 @@ public struct IdleTracker: Sendable {
         lastActive[connection] = now
     }
 
+    /// Starts tracking each of `connections` that is not tracked yet as active at `now`; tracked
+    /// ones keep their time. For a timeout turned on while connections are open (a reload):
+    /// they are idle from then on.
+    public mutating func adopt(_ connections: some Sequence<Int>, now: UInt64) {
+        for connection in connections where lastActive[connection] == nil {
+            lastActive[connection] = now
+        }
+    }
+
     /// `connection` is gone: stop tracking it.
     public mutating func remove(_ connection: Int) {
         lastActive[connection] = nil

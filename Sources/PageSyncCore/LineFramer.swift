@@ -79,6 +79,15 @@ public struct LineFramer: Sendable {
     /// The number of bytes held and not yet returned as frames.
     public var bufferedByteCount: Int { buffer.count - start }
 
+    /// The bytes the buffer has room for (for tests: what a quiet connection costs).
+    public var bufferCapacity: Int { buffer.capacity }
+
+    /// The most buffer capacity kept once its bytes are consumed. A larger buffer (one read of
+    /// a burst or of a long line: up to 64 KiB) is given back, or its unconsumed bytes moved
+    /// to one of their size, so a connection that goes quiet after a burst holds about its
+    /// partial line, not the burst. A client that sends one command at a time never gets here.
+    public static let retainedCapacity = 4096
+
     /// Returns the next frame, or nil when more bytes are needed.
     public mutating func next() -> Frame? {
         if compactionDue {
@@ -136,12 +145,18 @@ public struct LineFramer: Sendable {
         }
     }
 
-    /// Drops consumed bytes when that is cheap relative to the work already done.
+    /// Drops consumed bytes when that is cheap relative to the work already done, and gives
+    /// back a buffer larger than ``retainedCapacity`` that its unconsumed bytes do not fill
+    /// by half (copying them, so at most as many bytes as were consumed since the last copy).
     private mutating func compact() {
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.retainedCapacity)
             start = 0
             scanned = 0
+        } else if buffer.capacity > Self.retainedCapacity && 2 * (buffer.count - start) < buffer.capacity {
+            buffer = Array(buffer[start...])
+            scanned -= start
+            start = 0
         } else if start >= 4096 && start >= buffer.count / 2 {
             buffer.removeFirst(start)
             scanned -= start

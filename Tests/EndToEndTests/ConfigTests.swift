@@ -10,7 +10,7 @@ struct ConfigTests {
     static let deck = "# Title\n---\n## Second slide\n---\n## Last slide\n"
 
     /// A config with two rooms; `extra` is appended inside the `deck` room block.
-    static func config(stateDir: URL, maxClients: Int = 10, maxLine: Int = 128, wrapNotes: Bool = false,
+    static func config(stateDir: URL, maxClients: Int = 10, maxLine: Int = 128, idleTimeout: Int = 0, wrapNotes: Bool = false,
                        deckToken: String = "token: s3cret", extraRooms: String = "") -> String {
         """
         # written by the end-to-end tests
@@ -18,6 +18,7 @@ struct ConfigTests {
         state-dir: "\(stateDir.path)"
         max-clients: \(maxClients)
         max-line: \(maxLine)
+        idle-timeout: \(idleTimeout)
         durability: batch
         rooms: [notes, deck\(extraRooms.isEmpty ? "" : ", extra")]
         room:
@@ -168,6 +169,42 @@ struct ConfigTests {
             let tooLong = try await old.command("PING " + String(repeating: "o", count: 5000))
             #expect(tooLong.header.raw == "ERR 413 line longer than 4096 bytes", "\(tooLong)")
             #expect(try await old.ok("PING still here").kind == "OK")
+        }
+    }
+    @Test("SIGHUP turning idle-timeout on: connections open before it, silent or slowloris, get BYE too; an active one stays")
+    func reloadedIdleTimeoutCoversOpenConnections() async throws {
+        try await withWorkspace { workspace in
+            try Self.prepare(workspace)
+            let url = try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir))
+            let daemon = try await workspace.startDaemon(arguments: ["--config", url.path], addDefaults: false)
+            // The connections an operator turns the timeout on against: open, and never a whole line.
+            let (silent, _) = try await daemon.join(label: "silent")
+            let (slowloris, _) = try await daemon.join(label: "slowloris")
+            try await slowloris.sendRaw(Array("NEX".utf8))
+            let (active, _) = try await daemon.join(label: "active")
+
+            try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, idleTimeout: 6))
+            daemon.send(signal: SIGHUP)
+            for _ in 0..<500 where !daemon.stderr.contains("reloaded:") { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(daemon.stderr.contains("reloaded:"))
+            // The active client speaks every 200 ms, far inside the 6 s even when the parallel suite
+            // keeps this process off the CPU for seconds, until the others are told.
+            let speaking = Task { () async throws -> Void in
+                var i = 0
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(200))
+                    #expect(try await active.command("PING \(i)").header.raw == "OK PONG \(i)")
+                    i += 1
+                }
+            }
+            // A daemon that only watches connections made after the reload never says it.
+            #expect(try await silent.readLine() == "BYE idle for 6 s")
+            try await silent.expectClosed()
+            #expect(try await slowloris.readLine() == "BYE idle for 6 s")
+            try await slowloris.expectClosed()
+            speaking.cancel()
+            try await speaking.value
+            #expect(try await active.ok("STATUS").int("clients") == 1, "the active client stays; the others are gone")
         }
     }
 }

@@ -67,6 +67,17 @@ import PageSyncCore
         #expect(t.count == 0)
     }
 
+    @Test("adopting open connections (idle-timeout turned on by a reload): untracked ones are idle from then, tracked ones keep their time")
+    func adoptTracksOnlyTheUntracked() {
+        var t = IdleTracker(timeoutMilliseconds: 1000)
+        t.active(1, now: 0)
+        t.adopt([1, 2, 3], now: 600)
+        #expect(t.count == 3)
+        #expect(t.expire(now: 1000) { _ in true } == [1], "connection 1 kept its own time")
+        #expect(t.expire(now: 1599) { _ in true } == [])
+        #expect(t.expire(now: 1600) { _ in true } == [2, 3], "the adopted ones are idle from the adoption")
+    }
+
     @Test func manyExpireInIdOrder() {
         var t = IdleTracker(timeoutMilliseconds: 5)
         for id in (1...50).reversed() { t.active(id, now: 0) }

@@ -213,4 +213,33 @@ private func line(_ s: String) -> LineFramer.Frame { .line(bytes(s)[...]) }
         #expect(Array(kept) == bytes("first"))
         #expect(f.bufferedByteCount == 0)
     }
+    /// A connection that sent one large read (the daemon reads 64 KiB at a time) and then went
+    /// quiet must not keep that read's buffer: 1,000 such connections held 64 MiB of the daemon.
+    @Test("a long line without LF, then quiet: the buffer is given back, not kept at the burst's size")
+    func aDiscardedBurstDoesNotKeepItsBuffer() {
+        var f = LineFramer(maxLineLength: 4096)
+        f.append(contentsOf: [UInt8](repeating: 0x78, count: 65_000))
+        #expect(f.next() == .tooLong)
+        #expect(f.next() == nil)
+        #expect(f.bufferCapacity <= LineFramer.retainedCapacity, "capacity \(f.bufferCapacity) after discarding")
+        f.append(contentsOf: bytes("tail of the long line\nPING\n"))
+        #expect(drain(&f) == [line("PING")])
+    }
+
+    @Test("a burst of lines ending in half a line: once the lines are taken, only the half line's bytes are held")
+    func aConsumedBurstKeepsOnlyItsPartialLine() {
+        var f = LineFramer(maxLineLength: 4096)
+        f.append(contentsOf: bytes(String(repeating: "PING\n", count: 13_000) + "NEX"))
+        var lines = 0
+        while let frame = f.next() {
+            #expect(frame == line("PING"))
+            lines += 1
+        }
+        #expect(lines == 13_000)
+        #expect(f.bufferedByteCount == 3)
+        #expect(f.bufferCapacity <= LineFramer.retainedCapacity, "capacity \(f.bufferCapacity) for 3 bytes")
+        f.append(contentsOf: bytes("T\n"))
+        #expect(drain(&f) == [line("NEXT")])
+        #expect(f.bufferCapacity <= LineFramer.retainedCapacity)
+    }
 }

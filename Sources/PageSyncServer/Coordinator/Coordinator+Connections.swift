@@ -179,6 +179,9 @@ extension Coordinator {
         sessions[session.id] = nil
         session.runtime.members[session.id] = nil
         waiting[session.id] = nil
+        // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
+        // only take memory, for good (about 100 bytes per guessing connection).
+        authLimiter.connectionClosed(session.id)
     }
 
     // MARK: - Idle connections
@@ -187,8 +190,21 @@ extension Coordinator {
     /// only then), and adopts a changed timeout after a reload.
     func trackIdle(_ id: Int) {
         guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
-        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
         idleTracker.active(id, now: MonotonicClock.milliseconds())
+        startIdleSweep()
+    }
+
+    /// After a reload: with `idle-timeout` on, every open connection is watched; one opened
+    /// while it was off is idle from now (a silent or slowloris connection is what the
+    /// operator turned it on against).
+    func trackIdleAfterReload() {
+        guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
+        idleTracker.adopt(sessions.keys, now: MonotonicClock.milliseconds())
+        startIdleSweep()
+    }
+
+    private func startIdleSweep() {
+        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
         guard idleTimer == nil else { return }
         let period = min(1000, max(100, UInt64(config.idleTimeoutSeconds) * 250))
         let timer = UV.Timer(loop: loop)
