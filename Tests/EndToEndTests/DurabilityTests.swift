@@ -195,6 +195,30 @@ struct DurabilityTests {
         }
     }
 
+    @Test("a journal that is not a regular file (a FIFO, a link to /dev/zero, a directory): the daemon refuses to start with one line naming it")
+    func journalNotAFile() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 3))
+            for kind in ["fifo", "zero", "directory"] {
+                let state = workspace.url("state-\(kind)")
+                try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+                let journal = state.appendingPathComponent("journal").path
+                switch kind {
+                case "fifo": #expect(mkfifo(journal, 0o600) == 0)
+                case "zero": #expect(symlink("/dev/zero", journal) == 0)
+                default: #expect(mkdir(journal, 0o700) == 0)
+                }
+                let result = try await runProcess(
+                    Binaries.pagesyncd(), [workspace.url("notes.txt").path, "--listen", "127.0.0.1:0", "--state-dir", state.path],
+                    timeout: .seconds(20))
+                let lines = result.output.split(separator: "\n")
+                #expect(result.status == 1 && lines.count == 1, "\(kind): status \(result.status): \(result.output.suffix(500))")
+                let expected = kind == "directory" ? "journal: Is a directory" : "journal: not a regular file"
+                #expect(lines.last?.contains(expected) == true, "\(kind): \(result.output.suffix(500))")
+            }
+        }
+    }
+
     @Test("upgrade: <room>.state files of older versions are imported once")
     func upgradeFromStateFiles() async throws {
         try await withWorkspace { workspace in

@@ -80,6 +80,13 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         unlink("\(directory)/journal.rewrite")
         fd = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StateEngineError(JournalFile.reason(journalPath)) }
+        // A FIFO or a device (a link to /dev/zero is read forever) is no journal.
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            fd = -1
+            throw StateEngineError("\(journalPath): not a regular file")
+        }
         let bytes: [UInt8]
         switch JournalFile.readAll(fd) {
         case .success(let b): bytes = b
