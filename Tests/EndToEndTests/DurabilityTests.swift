@@ -152,6 +152,73 @@ struct DurabilityTests {
         }
     }
 
+    @Test("a new epoch is recorded before anything else: a start after an unclean stop and a reboot that fails half-way, or that serves only some rooms, does not make the next start forget it")
+    func newEpochSurvivesAFailedStart() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            try workspace.write("extra.txt", Documents.formFeed(pages: 8))
+            let boot = ["PAGESYNCD_BOOT_ID_PATH": workspace.url("boot_id").path]
+            try workspace.write("boot_id", "boot-a\n")
+            let first = try await workspace.startDaemon(documents: ["notes.txt", "extra.txt"], environment: boot)
+            let (client, notes) = try await first.join()
+            try await client.ok("NEXT")
+            let extra = try await client.ok("JOIN extra")
+            try await client.ok("NEXT")
+            first.kill9()
+            _ = try await first.waitForExit(timeout: .seconds(5))
+
+            // A power loss in batch mode: the versions of the last second may be gone. After
+            // the reboot the first start fails once the journal is read (a document is missing,
+            // its file system not mounted yet).
+            try workspace.write("boot_id", "boot-b\n")
+            let failed = try await runProcess(
+                Binaries.pagesyncd(),
+                [workspace.url("notes.txt").path, workspace.url("missing.txt").path, "--listen", "127.0.0.1:0",
+                 "--state-dir", workspace.stateDir.path], environment: boot)
+            #expect(failed.status == 1 && failed.output.contains("rebooted"), "\(failed.output)")
+
+            // The next start, with only one of the rooms, stops cleanly.
+            let second = try await workspace.startDaemon(documents: ["notes.txt"], environment: boot)
+            let (_, again) = try await second.join()
+            #expect(again["epoch"] != notes["epoch"], "the new epoch was forgotten: \(again) after \(notes)")
+            #expect(again.version == 1 && again.page == 2, "\(again)")
+            second.send(signal: SIGTERM)
+            #expect(try await second.waitForExit(timeout: .seconds(10)) == .exited(0))
+
+            // The room that was not served gets its new epoch too.
+            let third = try await workspace.startDaemon(documents: ["notes.txt", "extra.txt"], environment: boot)
+            let (other, last) = try await third.join()
+            #expect(last["epoch"] == again["epoch"] && last.version == 1, "\(last)")
+            let moved = try await other.ok("JOIN extra")
+            #expect(moved["epoch"] != extra["epoch"], "room extra kept epoch \(moved["epoch"] ?? "-") after an unclean stop and a reboot")
+            #expect(moved.version == 1 && moved.page == 2, "\(moved)")
+        }
+    }
+
+    @Test("a journal that is not a regular file (a FIFO, a link to /dev/zero, a directory): the daemon refuses to start with one line naming it")
+    func journalNotAFile() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 3))
+            for kind in ["fifo", "zero", "directory"] {
+                let state = workspace.url("state-\(kind)")
+                try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+                let journal = state.appendingPathComponent("journal").path
+                switch kind {
+                case "fifo": #expect(mkfifo(journal, 0o600) == 0)
+                case "zero": #expect(symlink("/dev/zero", journal) == 0)
+                default: #expect(mkdir(journal, 0o700) == 0)
+                }
+                let result = try await runProcess(
+                    Binaries.pagesyncd(), [workspace.url("notes.txt").path, "--listen", "127.0.0.1:0", "--state-dir", state.path],
+                    timeout: .seconds(20))
+                let lines = result.output.split(separator: "\n")
+                #expect(result.status == 1 && lines.count == 1, "\(kind): status \(result.status): \(result.output.suffix(500))")
+                let expected = kind == "directory" ? "journal: Is a directory" : "journal: not a regular file"
+                #expect(lines.last?.contains(expected) == true, "\(kind): \(result.output.suffix(500))")
+            }
+        }
+    }
+
     @Test("upgrade: <room>.state files of older versions are imported once")
     func upgradeFromStateFiles() async throws {
         try await withWorkspace { workspace in

@@ -222,14 +222,16 @@ struct ProcessResult: Sendable {
     var status: Int32
 }
 
-/// Runs `executable` with `arguments` (stdin from /dev/null), waits up to `timeout`, returns its output.
-func runProcess(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) async throws -> ProcessResult {
+/// Runs `executable` with `arguments` (stdin from /dev/null, `environment` added to this
+/// process's), waits up to `timeout`, returns its output.
+func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                timeout: Duration = .seconds(30)) async throws -> ProcessResult {
     let workspace = try Workspace()
     defer { try? FileManager.default.removeItem(at: workspace.root) }
     let outputURL = workspace.url("output")
     let fd = open(outputURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw HarnessError("open \(outputURL.path) failed") }
-    let process = try ChildProcess(executable: executable, arguments: arguments, outputFD: fd)
+    let process = try ChildProcess(executable: executable, arguments: arguments, outputFD: fd, environment: environment)
     Glibc.close(fd)
     guard let termination = try await process.wait(timeout: timeout) else {
         process.send(signal: SIGKILL)

@@ -104,6 +104,38 @@ import Testing
         }
     }
 
+    @Test("Redis out of memory (maxmemory, noeviction): changes get ERR 507 naming the cause, never OK, nothing moves and followers see nothing; once it has room, changes work again")
+    func redisOutOfMemory() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(2, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let (follower, _) = try await ds[1].join()
+            let before = try await a.ok("GOTO 3")
+            _ = try await follower.expectLine(prefix: "PAGE ")
+            let admin = try await LineClient.connect(port: redis.port, label: "redis admin")
+            for line in ["CONFIG SET maxmemory-policy noeviction", "CONFIG SET maxmemory 1"] {
+                try await admin.send(line)
+                #expect(try await admin.readLine() == "+OK", "\(line)")
+            }
+            for command in ["NEXT", "GOTO 7", "NEXT IF \(before.version ?? 0)", "LAST"] {
+                let reply = try await a.command(command)
+                #expect(reply.header.raw.hasPrefix("ERR 507 state not saved: redis: OOM command not allowed"), "\(command): \(reply.header)")
+            }
+            let status = try await a.ok("STATUS")
+            #expect(status.version == before.version && status.page == before.page, "nothing moved: \(status)")
+            let logged = ds[0].stderr.components(separatedBy: "refused a change").count - 1
+            #expect(logged == 1, "the refusal is logged once, not per change: \(logged)")
+            try await admin.send("CONFIG SET maxmemory 0")
+            #expect(try await admin.readLine() == "+OK")
+            let ok = try await a.ok("NEXT")
+            #expect(ok.version == (before.version ?? 0) + 1 && ok.page == 4, "\(ok)")
+            let seen = try await follower.expectLine(prefix: "PAGE ")
+            #expect(seen.version == ok.version, "the follower's next state is the next saved one: \(seen)")
+            #expect(ds[0].stderr.contains("accepts changes again"), "\(ds[0].stderr)")
+        }
+    }
+
     @Test("nine writers on three daemons: every follower sees versions strictly increasing, ending at the last")
     func orderedVersionsWithNineWriters() async throws {
         try await withWorkspace { workspace in

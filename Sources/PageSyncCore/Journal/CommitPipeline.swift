@@ -125,8 +125,11 @@ public struct CommitPipeline: Equatable, Sendable {
 
     /// The journal cannot take records now (its boot marker could not be written at start):
     /// refuse changes until a rewrite succeeds.
+    /// Nothing is written or pending then; the turn being formed holds the rooms' first
+    /// records, which nobody asked for: they are skipped (``skipped(group:)``), not undone.
     public mutating func refuse(reason: String) -> [Action] {
-        fail(reason: reason)
+        refusal = reason
+        return [.rewrite]
     }
 
     /// The sync numbered `serial` finished at monotonic time `now` (nanoseconds), having taken
@@ -188,13 +191,16 @@ public struct CommitPipeline: Equatable, Sendable {
     /// Unacknowledged groups fail; acknowledged ones stand (in batch mode their replies are
     /// out: the rewrite makes them durable before any new change is accepted).
     /// Group numbers are never reused: failed groups count as settled.
+    ///
+    /// The changes of the turn being formed fail too, even when no group is unacknowledged
+    /// (batch mode): they were accepted before the refusal, and the group they would become
+    /// is not written but skipped, so without the `fail` they would be acknowledged unsaved.
     private mutating func fail(reason: String) -> [Action] {
         refusal = reason
         syncing = nil
         gatherTarget = nil
-        var actions: [Action] = []
+        var actions: [Action] = [.fail(after: acknowledged, reason: reason)]
         if written > acknowledged {
-            actions.append(.fail(after: acknowledged, reason: reason))
             acknowledged = written
             actions.append(.acknowledge(upTo: written))
         }

@@ -118,6 +118,33 @@ public struct JournalRecovery: Equatable, Sendable {
         return nil
     }
 
+    /// What the journal engine starts from, once the journal is read.
+    public struct Start: Equatable, Sendable {
+        /// Each room's state to serve: as saved, or moved to the new epoch.
+        public var rooms: [String: SavedRoom]
+        /// Why every room was moved to a new epoch, or nil when the journal can be trusted.
+        public var newEpochReason: String?
+        /// Whether the journal must be replaced by one holding ``rooms`` before anything else
+        /// is written to it: to drop a damaged stretch, and to record a new epoch.
+        public var rewrite: Bool
+    }
+
+    /// The rooms to start from. When ``newEpochReason(currentBootID:)`` gives a reason, every
+    /// room saved in the journal (served or not) moves to `newEpoch`, keeping its page and
+    /// version, and the journal must be rewritten with them at once: the reason lives only in
+    /// the old journal (its damage, or its last boot marker), and the first record written
+    /// after it (this boot's marker) erases it. A start that then failed, or a daemon killed
+    /// before its rooms' new states were written, would otherwise serve the old epoch again,
+    /// reusing versions that were lost.
+    public func start(currentBootID: String?, newEpoch: Epoch) -> Start {
+        guard let reason = newEpochReason(currentBootID: currentBootID) else {
+            return Start(rooms: rooms, newEpochReason: nil, rewrite: lostRecords)
+        }
+        var moved = rooms
+        for name in moved.keys { moved[name]?.epoch = newEpoch }
+        return Start(rooms: moved, newEpochReason: reason, rewrite: true)
+    }
+
     private mutating func apply(_ record: JournalRecord) {
         recordCount += 1
         switch record {

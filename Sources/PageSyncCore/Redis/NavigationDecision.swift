@@ -11,6 +11,24 @@ public enum NavigationDecision: Equatable, Sendable {
     case missing
     /// The engine could not be asked (Redis down): `ERR 503`, nothing changed.
     case unavailable
+    /// Redis answered with an error instead of making the change (out of memory under
+    /// `maxmemory` with `noeviction`, a read-only replica, ...): `ERR 507 state not saved:
+    /// <reason>`, nothing changed. See ``refusal(redisError:)``.
+    case notSaved(String)
+
+    /// The reason an error reply of Redis gives for ``notSaved(_:)``: its first line, without
+    /// the script location Redis appends to errors raised inside a script, at most 200
+    /// bytes. `OOM command not allowed when used memory > 'maxmemory'. script: 63cc…, on
+    /// @user_script:1.` gives `redis: OOM command not allowed when used memory > 'maxmemory'`.
+    public static func refusal(redisError: String) -> String {
+        var text = redisError.prefix { !$0.isNewline }
+        if let script = text.firstRange(of: " script: ") { text = text[..<script.lowerBound] }
+        while let last = text.last, last == "." || last == " " { text = text.dropLast() }
+        if text.isEmpty { text = "error" }
+        var cut = String(text)
+        if cut.utf8.count > 200 { cut = String(cut.unicodeScalars.prefix(200)) }
+        return "redis: \(cut)"
+    }
 
     /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where
     /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last` or `nopage`, or the single

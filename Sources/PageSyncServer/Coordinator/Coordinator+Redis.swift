@@ -63,6 +63,8 @@ extension Coordinator {
             reply.bytes = Wire.error(error, room: snapshot)
         case .missing, .unavailable:
             reply.bytes = Self.unavailableLine
+        case .notSaved(let reason):
+            reply.bytes = Self.notSavedLine(reason)
         }
         if let session = sessions[id] { queueFlush(session) }
     }

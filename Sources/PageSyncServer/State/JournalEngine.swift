@@ -80,14 +80,21 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         unlink("\(directory)/journal.rewrite")
         fd = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StateEngineError(JournalFile.reason(journalPath)) }
+        // A FIFO or a device (a link to /dev/zero is read forever) is no journal.
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            fd = -1
+            throw StateEngineError("\(journalPath): not a regular file")
+        }
         let bytes: [UInt8]
         switch JournalFile.readAll(fd) {
         case .success(let b): bytes = b
         case .failure(let e): throw StateEngineError("\(journalPath): \(e)")
         }
         var recovery = JournalRecovery(scanning: bytes)
-        var rooms = recovery.rooms
-        let reason = recovery.newEpochReason(currentBootID: bootID)
+        let start = recovery.start(currentBootID: bootID, newEpoch: .random())
+        var rooms = start.rooms
         for damage in recovery.damage {
             switch damage {
             case .tornTail(let offset, let dropped):
@@ -96,7 +103,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 logger.error("journal: \(skipped) damaged byte(s) at offset \(offset) with records after them; rooms start a new epoch")
             }
         }
-        var rewrite = recovery.lostRecords
+        var rewrite = start.rewrite
         if bytes.isEmpty {
             let imported = importStateFiles()
             if !imported.isEmpty {
@@ -106,17 +113,22 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 logger.notice("journal: imported \(imported.count) room(s) from .state files")
             }
         }
-        if let reason { logger.warning("journal: \(reason): every room starts a new epoch") }
+        if let reason = start.newEpochReason { logger.warning("journal: \(reason): every room starts a new epoch") }
         if rewrite {
-            // Replace the file by a clean one now, so the same damage is not found again.
+            // Replace the file by a clean one now, holding the rooms as they will be served
+            // (a new epoch included), before this boot's marker is written: so the same damage
+            // is not found again, and a new epoch is not forgotten should this start fail.
             let fresh = JournalCodec.encode(rooms: Array(rooms.values))
             switch JournalFile.replace(journalPath, temp: "\(directory)/journal.rewrite", directory: directory, with: fresh) {
             case .success(let newFD):
                 adopt(newFD, size: fresh.count)
+                removeImportedStateFiles()
             case .failure(let e):
-                throw StateEngineError("cannot rewrite the journal: \(e)")
+                // The old journal stays as it was (it still shows why, for the next start):
+                // nothing is written to it, and changes are refused until the rewrite after
+                // start, of the whole state as served, succeeds.
+                startupRefusal = "cannot rewrite the journal: \(e)"
             }
-            removeImportedStateFiles()
         } else {
             if recovery.validLength < bytes.count && ftruncate(fd, off_t(recovery.validLength)) != 0 {
                 throw StateEngineError(JournalFile.reason("\(journalPath): truncate"))
@@ -127,11 +139,13 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         // The boot marker is on the device before anything is acknowledged, so a reboot
         // after an unclean stop is always recognized.
         let opened = JournalCodec.encode(.opened(bootID: bootID))
-        if let why = opened.withUnsafeBytes({ writeRecords($0) }) ?? JournalFile.sync(fd) {
+        if startupRefusal != nil {
+            // Nothing is written to a journal that could not be rewritten.
+        } else if let why = opened.withUnsafeBytes({ writeRecords($0) }) ?? JournalFile.sync(fd) {
             // A full disk must not keep the daemon from serving what it has: it starts, and
             // refuses changes until a fresh journal (with this boot's marker) can be written.
             cutBack()
-            startupRefusal = why
+            startupRefusal = "cannot write the journal: \(why)"
         } else {
             size += opened.count
         }
@@ -143,7 +157,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             syncTimer = timer
         }
         logger.info("journal: \(recovery.recordCount) record(s), \(rooms.count) room(s), \(size) bytes; durability \(pipeline.mode)")
-        return LoadedState(rooms: rooms, newEpochReason: reason)
+        // A new epoch is already in the rooms (and recorded, or changes are refused until it is).
+        return LoadedState(rooms: rooms, newEpochReason: nil)
     }
 
     /// Rooms saved by versions before the journal (`<room>.state`), each with a new epoch.
@@ -176,7 +191,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     public func started() {
         if let why = startupRefusal {
             startupRefusal = nil
-            perform(pipeline.refuse(reason: "cannot write the journal: \(why)"))
+            perform(pipeline.refuse(reason: why))
         }
     }
 

@@ -65,6 +65,8 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private var resolving = false
     /// When ``connect()`` asked (a fresh clock reading): the connect limit counts from here.
     private var connectingSince: ContinuousClock.Instant?
+    /// Why Redis refused the last navigation (an error reply), until one goes through.
+    private var refusing: String?
     /// How long new connections may take to answer before it counts as an outage.
     static let connectLimitMs: UInt64 = 3000
 
@@ -454,6 +456,20 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         eval("navigate", RedisScripts.navigate, keys: [key],
              args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room]) { [unowned self] reply in
             guard let reply else { return completion(.unavailable) }
+            if case .error(let e) = reply {
+                // Redis is there but refuses the write (out of memory, a read-only replica):
+                // not an outage, and not saved. Logged once until a navigation goes through.
+                let reason = NavigationDecision.refusal(redisError: e)
+                if self.refusing != reason {
+                    self.refusing = reason
+                    self.logger.error("redis \(self.url) refused a change of room \(room): \(reason); changes get ERR 507 while it does")
+                }
+                return completion(.notSaved(reason))
+            }
+            if self.refusing != nil {
+                self.refusing = nil
+                self.logger.notice("redis \(self.url) accepts changes again")
+            }
             guard case .array(let items) = reply,
                   let decision = NavigationDecision.decode(items.map { $0.text ?? "" }, room: room, navigation: navigation, ifVersion: ifVersion)
             else {

@@ -4,7 +4,9 @@ import PageSyncCore
 public struct LoadedState: Sendable {
     /// Each room's last saved state.
     public var rooms: [String: SavedRoom]
-    /// Why every room starts a new epoch, or nil when the saved history can be trusted.
+    /// Why every room starts a new epoch, or nil when the rooms are served as loaded. An
+    /// engine that records a new epoch itself (the journal must, before it writes anything
+    /// else) returns the rooms already in it, and nil here.
     public var newEpochReason: String?
 }
 

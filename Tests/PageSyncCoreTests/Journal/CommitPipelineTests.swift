@@ -75,8 +75,12 @@ import PageSyncCore
         var p = CommitPipeline(mode: .batch)
         _ = p.didWrite(group: 1)
         _ = p.tick()
-        #expect(p.syncFinished(serial: 1, error: "EIO") == [.rewrite], "replies are out: nothing to undo")
+        // Group 1's replies are out: it stands. What fails is the turn being formed (group 2):
+        // its changes were accepted before the refusal, and skipped, it would be acknowledged
+        // without ever being written (a kill -9 before the rewrite lost an OK'd change).
+        #expect(p.syncFinished(serial: 1, error: "EIO") == [.fail(after: 1, reason: "sync failed: EIO"), .rewrite])
         #expect(!p.acceptsChanges && p.refusal == "sync failed: EIO")
+        #expect(p.acknowledged == 1)
         #expect(p.rewriteFinished(error: nil) == [])
         #expect(p.synced == 1 && p.acceptsChanges)
     }

@@ -83,6 +83,37 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
         #expect(later.newEpochReason(currentBootID: "boot-3") != nil)
     }
 
+    @Test func aTrustedJournalStartsAsSavedWithoutARewrite() {
+        let r = JournalRecovery(scanning: Array(journal(records + [.room(saved("a", page: 4, version: 3))]).dropLast(5)))
+        let start = r.start(currentBootID: "boot-1", newEpoch: Epoch(99))
+        #expect(start.rooms == r.rooms && start.newEpochReason == nil && !start.rewrite, "a torn tail keeps the epoch")
+    }
+
+    @Test func aNewEpochIsInEveryRoomAndTheJournalIsRewrittenWithIt() {
+        let reboot = JournalRecovery(scanning: journal(records)).start(currentBootID: "boot-2", newEpoch: Epoch(99))
+        #expect(reboot.rooms == ["a": saved("a", page: 3, version: 2, epoch: 99), "b": saved("b", page: 2, version: 5, epoch: 99)])
+        #expect(reboot.newEpochReason != nil && reboot.rewrite)
+        var damaged = journal(records)
+        damaged[journal(Array(records.prefix(3))).count + 10] ^= 0x40
+        let lost = JournalRecovery(scanning: damaged).start(currentBootID: "boot-1", newEpoch: Epoch(99))
+        #expect(lost.rooms.values.allSatisfy { $0.epoch == Epoch(99) } && lost.rewrite)
+    }
+
+    @Test func aNewEpochOutlivesTheBootMarkerThatErasesItsReason() {
+        // The reason for a new epoch is the old journal's last boot marker: this boot's marker,
+        // the first record written after start, erases it. Written as the old journal and the
+        // marker, a start that failed after that kept the old epoch; the rewrite keeps the new one.
+        let old = journal(records)
+        let start = JournalRecovery(scanning: old).start(currentBootID: "boot-2", newEpoch: Epoch(99))
+        let forgotten = JournalRecovery(scanning: old + journal([.opened(bootID: "boot-2")]))
+        #expect(forgotten.newEpochReason(currentBootID: "boot-2") == nil, "the marker alone erases the reason")
+        var rewritten = JournalCodec.encode(rooms: Array(start.rooms.values))
+        JournalCodec.append(.opened(bootID: "boot-2"), to: &rewritten)
+        let next = JournalRecovery(scanning: rewritten).start(currentBootID: "boot-2", newEpoch: Epoch(100))
+        #expect(next.newEpochReason == nil && !next.rewrite)
+        #expect(next.rooms == start.rooms, "the next start serves the epoch this one decided")
+    }
+
     @Test func aHundredThousandRecordsAreRead() {
         // (Recovery time of a million records is a benchmark figure: BENCHMARKS.md.)
         var bytes: [UInt8] = []

@@ -91,6 +91,16 @@ import PageSyncCore
         #expect(NavigationDecision.decode(["missing"], room: "r", navigation: .next, ifVersion: nil) == .missing)
     }
 
+    @Test func aRedisErrorIsOneShortLineNamingRedis() {
+        #expect(NavigationDecision.refusal(redisError: "OOM command not allowed when used memory > 'maxmemory'. script: 63cc75dc0ca9dd3798014ef1081fc6eb39211409, on @user_script:1.")
+            == "redis: OOM command not allowed when used memory > 'maxmemory'")
+        #expect(NavigationDecision.refusal(redisError: "READONLY You can't write against a read only replica.")
+            == "redis: READONLY You can't write against a read only replica")
+        #expect(NavigationDecision.refusal(redisError: "MISCONF one\r\ntwo") == "redis: MISCONF one")
+        #expect(NavigationDecision.refusal(redisError: "") == "redis: error")
+        #expect(NavigationDecision.refusal(redisError: String(repeating: "x", count: 5000)).utf8.count == 207)
+    }
+
     @Test func inconsistentRepliesAreNil() {
         #expect(decode("conflict") == nil)  // a conflict without IF
         #expect(decode("nopage", .next) == nil)  // nopage for something other than GOTO
