@@ -182,7 +182,7 @@ public enum RoomRestore {
     public struct Outcome: Equatable, Sendable {
         /// The state to serve.
         public var state: RoomState
-        /// True when the state differs from what was saved (new room, new epoch, changed
+        /// True when the state differs from what was saved (new room, changed
         /// document or clamped page): it is journaled at start, so the epoch survives.
         public var needsSave: Bool
     }
@@ -191,14 +191,12 @@ public enum RoomRestore {
     ///   - saved: the room's last saved state, or nil for a room never saved.
     ///   - pageCount: the document's page count now (below 1 counts as 1).
     ///   - doc: the document's content id now.
-    ///   - newEpoch: the epoch for a room that was saved but whose history cannot be trusted
-    ///     (nil: keep the saved epoch).
     ///   - freshEpoch: the epoch for a room never saved.
     ///
     /// A saved room keeps its version; if its document changed or its page no longer
     /// exists, that is a change: the version grows by one. Versions never go back within an
     /// epoch; a change at the last version (2^64−1) starts a new epoch at version 0.
-    public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, newEpoch: Epoch?, freshEpoch: Epoch) -> Outcome {
+    public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, freshEpoch: Epoch) -> Outcome {
         let count = max(1, pageCount)
         guard let saved else {
             return Outcome(
@@ -206,8 +204,8 @@ public enum RoomRestore {
                 needsSave: true)
         }
         let page = PageNumber(clamping: saved.page.number, pageCount: count)
-        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: newEpoch ?? saved.epoch)
-        var needsSave = newEpoch != nil && newEpoch != saved.epoch
+        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: saved.epoch)
+        var needsSave = false
         if saved.doc != doc || page != saved.page {
             if state.version < UInt64.max {
                 state.version += 1

@@ -33,8 +33,6 @@ public actor Coordinator {
     let authority: (any AuthoritativeStateEngine)?
     /// What the engine read back at start; used once, by ``addRoom(_:document:)``.
     let loaded: LoadedState
-    /// The epoch every saved room moves to when the saved history cannot be trusted.
-    let restartEpoch: Epoch?
 
     var rooms: [String: RoomRuntime] = [:]
     var roomOrder: [String] = []
@@ -131,7 +129,6 @@ public actor Coordinator {
         self.engine = engine
         self.authority = engine as? any AuthoritativeStateEngine
         self.loaded = loaded
-        self.restartEpoch = loaded.newEpochReason == nil ? nil : .random()
         self.observer = observer
         self.listenFDs = listenFDs
         self.tlsListenFDs = tlsListenFDs
@@ -239,7 +236,7 @@ public actor Coordinator {
     func addRoom(_ roomConfig: RoomConfig, document: Document) {
         let outcome = RoomRestore.restore(
             saved: loaded.rooms[roomConfig.name], pageCount: document.pageCount, doc: document.id,
-            newEpoch: restartEpoch, freshEpoch: .random())
+            freshEpoch: .random())
         let runtime = RoomRuntime(
             room: Room(name: roomConfig.name, policy: roomConfig.policy, state: outcome.state),
             config: roomConfig, document: document)

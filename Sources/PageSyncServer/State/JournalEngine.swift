@@ -158,7 +158,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
         logger.info("journal: \(recovery.recordCount) record(s), \(rooms.count) room(s), \(size) bytes; durability \(pipeline.mode)")
         // A new epoch is already in the rooms (and recorded, or changes are refused until it is).
-        return LoadedState(rooms: rooms, newEpochReason: nil)
+        return LoadedState(rooms: rooms)
     }
 
     /// Rooms saved by versions before the journal (`<room>.state`), each with a new epoch.

@@ -114,7 +114,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         } catch {
             throw StateEngineError("\(url): \(error)")
         }
-        return LoadedState(rooms: rooms, newEpochReason: nil)
+        return LoadedState(rooms: rooms)
     }
 
     /// Redis unreachable at start: serve from fresh local state, logged once (the outage).
@@ -122,7 +122,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         startedOffline = true
         outageSince = .now
         logger.error("redis \(url) unavailable at start: \(reason); serving anyway, changes get ERR 503 until it is back")
-        return LoadedState(rooms: [:], newEpochReason: nil)
+        return LoadedState(rooms: [:])
     }
 
     /// Where to connect: a TCP host resolved to a numeric address (blocking), or the socket path.

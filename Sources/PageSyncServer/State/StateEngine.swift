@@ -2,12 +2,10 @@ import PageSyncCore
 
 /// What a state engine read back at start.
 public struct LoadedState: Sendable {
-    /// Each room's last saved state.
+    /// Each room's last saved state, served as loaded. An engine that cannot prove it holds
+    /// the last acknowledged state moves the rooms to a new epoch and records that itself,
+    /// before it writes anything else (the journal does), so the rooms here are already in it.
     public var rooms: [String: SavedRoom]
-    /// Why every room starts a new epoch, or nil when the rooms are served as loaded. An
-    /// engine that records a new epoch itself (the journal must, before it writes anything
-    /// else) returns the rooms already in it, and nil here.
-    public var newEpochReason: String?
 }
 
 /// What a state engine reports about the groups it was given.

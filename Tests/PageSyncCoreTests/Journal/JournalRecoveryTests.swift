@@ -131,33 +131,28 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
     let fresh = Epoch(0xF00D)
 
     @Test func aRoomNeverSavedStartsOnPageOneInAFreshEpochAndIsSaved() {
-        let o = RoomRestore.restore(saved: nil, pageCount: 6, doc: "d1", newEpoch: nil, freshEpoch: fresh)
+        let o = RoomRestore.restore(saved: nil, pageCount: 6, doc: "d1", freshEpoch: fresh)
         #expect(o.state == RoomState(page: .first, pageCount: 6, version: 0, by: nil, doc: "d1", epoch: fresh))
         #expect(o.needsSave)
     }
 
     @Test func aSavedRoomComesBackAsItWas() {
-        let o = RoomRestore.restore(saved: saved("a", page: 3, version: 9), pageCount: 6, doc: "d1", newEpoch: nil, freshEpoch: fresh)
+        let o = RoomRestore.restore(saved: saved("a", page: 3, version: 9), pageCount: 6, doc: "d1", freshEpoch: fresh)
         #expect(o.state == RoomState(page: PageNumber(3)!, pageCount: 6, version: 9, by: "ann", doc: "d1", epoch: Epoch(7)))
         #expect(!o.needsSave)
     }
 
     @Test func aChangedDocumentOrAVanishedPageIsAChange() {
-        let edited = RoomRestore.restore(saved: saved("a", page: 3, version: 9), pageCount: 6, doc: "d2", newEpoch: nil, freshEpoch: fresh)
+        let edited = RoomRestore.restore(saved: saved("a", page: 3, version: 9), pageCount: 6, doc: "d2", freshEpoch: fresh)
         #expect(edited.state.version == 10 && edited.state.doc == "d2" && edited.needsSave)
-        let shrunk = RoomRestore.restore(saved: saved("a", page: 5, version: 9), pageCount: 2, doc: "d1", newEpoch: nil, freshEpoch: fresh)
+        let shrunk = RoomRestore.restore(saved: saved("a", page: 5, version: 9), pageCount: 2, doc: "d1", freshEpoch: fresh)
         #expect(shrunk.state.page == PageNumber(2)! && shrunk.state.version == 10 && shrunk.needsSave)
     }
 
-    @Test func aNewEpochKeepsTheVersionAndIsSaved() {
-        let o = RoomRestore.restore(saved: saved("a", page: 3, version: 9), pageCount: 6, doc: "d1", newEpoch: Epoch(42), freshEpoch: fresh)
-        #expect(o.state.epoch == Epoch(42) && o.state.version == 9 && o.needsSave)
-    }
-
     @Test func aChangeAtTheLastVersionStartsANewEpochInsteadOfReusingIt() {
-        let o = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d2", newEpoch: nil, freshEpoch: fresh)
+        let o = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d2", freshEpoch: fresh)
         #expect(o.state.version == 0 && o.state.epoch == fresh && o.needsSave)
-        let same = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d1", newEpoch: nil, freshEpoch: fresh)
+        let same = RoomRestore.restore(saved: saved("a", page: 3, version: .max), pageCount: 6, doc: "d1", freshEpoch: fresh)
         #expect(same.state.version == .max && same.state.epoch == Epoch(7) && !same.needsSave)
     }
 }
