@@ -111,9 +111,13 @@ extension PagerModel {
         return lines
     }
 
+    /// Scrolls by `delta` rows. A screen that moved is no longer on the last match: `n` and `N`
+    /// go on from the screen then, as in less.
     mutating func scroll(by delta: Int) {
         let rows = contentRows()
+        let before = viewport.offset
         viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
+        if delta != 0, viewport.offset != before { searchLine = nil }
     }
 
     mutating func clampScroll() { scroll(by: 0) }
@@ -290,7 +294,10 @@ extension PagerModel {
     mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
         guard let pattern = lastSearch?.pattern else { return }
         guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
-        let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
+        // From the match on screen; else from the screen's top line: a new search includes it, a
+        // repeated one (n N) starts after (before) it, as less does from its target line.
+        let top = topLine() ?? 0
+        let start = searchLine ?? (forward && !crossPages ? top - 1 : top)
         if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
             show(match: line, pattern: pattern)
             return

@@ -240,6 +240,31 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.displayedPage == 1)
     }
 
+    @Test func nAndNGoOnFromTheScreenOnceYouHaveScrolled() {
+        // As in less: n and N continue from the match while the screen stays on it; once you
+        // scroll, they start from the screen's top line instead of jumping back to the old match.
+        var lines = long(40)
+        for i in [4, 14, 27, 34] { lines[i] = "mark \(i + 1)" }
+        var h = Harness(hello: hello(pages: 1), text: lines, options: small)  // 10 content rows
+        h.type("/mark")
+        h.keys(.enter)
+        #expect(h.model.message == "/mark: line 5")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 15")
+        h.keys(.char(" "), .char(" "))  // two screens down from line 15: the last screen, lines 31-40
+        #expect(h.model.scrollOffset == 30)
+        h.type("N")
+        #expect(h.model.message == "/mark: line 28")  // the match above the screen, not above line 15
+        h.type("g")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 5")  // from the top, not after line 28
+        h.keys(.char("1"), .char("8"), .char("j"))  // 18 lines down from line 5: lines 23-32
+        h.type("n")
+        #expect(h.model.message == "/mark: line 28")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 35")
+    }
+
     @Test func notFoundOnTheOnlyPage() {
         var h = Harness(hello: hello(pages: 1), text: ["abc"], options: small)
         h.type("/zzz")
