@@ -308,19 +308,22 @@ extension PagerModel {
                 : "pattern not found: \(pattern.text)"
             return
         }
-        goOnSearching(from: key.page, startPage: key.page, forward: forward)
+        let origin = SearchOrigin(mode: mode, key: key, topLine: topLine(), match: searchLine)
+        goOnSearching(from: key.page, startPage: key.page, forward: forward, origin: origin)
     }
 
-    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found.
-    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool) {
+    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found
+    /// and goes back to `origin`, as less stays where it was.
+    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool, origin: SearchOrigin) {
         guard let pattern = lastSearch?.pattern, let room else { return }
         guard let next = PageSearch.nextPage(after: page, pageCount: room.pageCount, forward: forward) else {
             pendingSearch = nil
+            goBack(to: origin)
             message = startPage == page ? "pattern not found: \(pattern.text)"
                 : "pattern not found: \(pattern.text) (pages \(min(startPage, page))–\(max(startPage, page)))"
             return
         }
-        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage)
+        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage, origin: origin)
         setView(.detached(viewPage: next))
         message = "searching page \(next) for \(pattern.text)…"
         continuePendingSearch()
@@ -338,8 +341,18 @@ extension PagerModel {
             show(match: line, pattern: pattern)
             message = "/\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
         } else {
-            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward)
+            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward, origin: pending.origin)
         }
+    }
+
+    /// Back to where a search that found nothing started: following again if you were (on the
+    /// room's page as it is now), or your own page; the same line at the top and the same match
+    /// when that page is still the one shown.
+    private mutating func goBack(to origin: SearchOrigin) {
+        setView(origin.mode)
+        guard displayKey == origin.key else { return }
+        if let line = origin.topLine { restoreTop(line: line) }
+        searchLine = origin.match
     }
 
     private mutating func show(match line: Int, pattern: SearchPattern) {
