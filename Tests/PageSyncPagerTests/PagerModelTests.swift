@@ -631,6 +631,27 @@ struct Harness {
         #expect(h.model.scrollOffset == 0)
     }
 
+    @Test func aLongPromptShowsItsEndWithinTheWidthEvenInWideCharacters() {
+        // A prompt wider than the screen shows its end, as less does; measured in columns, so
+        // a CJK pattern never writes past the last column (the terminal would scroll the frame).
+        var h = Harness(hello: hello(pages: 1), text: ["x"], options: PagerOptions(size: TerminalSize(columns: 8, rows: 5)))
+        h.type("/漢字漢字漢字")
+        #expect(DisplayWidth.of(h.model.statusText()) <= 8)
+        #expect(h.model.statusText().hasSuffix("漢字"))
+        h.keys(.escape)
+        h.type("&abcdefghij")
+        #expect(h.model.statusText() == "defghij")  // the last column stays free, as before
+        h.keys(.escape)
+        h.type("/ab漢")
+        #expect(h.model.statusText() == "/ab漢")  // fits: shown whole
+        h.keys(.escape)
+        for width in 1...6 {
+            var narrow = Harness(hello: hello(pages: 1), text: ["x"], options: PagerOptions(size: TerminalSize(columns: width, rows: 5)))
+            narrow.type("?字字字字")
+            #expect(DisplayWidth.of(narrow.model.statusText()) <= width, "at \(width) columns: \(narrow.model.statusText())")
+        }
+    }
+
     @Test func searchForwardBackwardAndRepeat() {
         var lines = long(40)
         lines[4] = "an Apple here"
