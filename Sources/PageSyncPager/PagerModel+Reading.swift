@@ -18,6 +18,7 @@ extension PagerModel {
 
     mutating func afterStateChange(from old: PageKey?) {
         if let long = longPage, long.key != displayKey { longPage = nil }  // its pieces go with it
+        if let kept = keptLine, kept.key != displayKey { keptLine = nil }
         if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
             viewport.reset()
             sidewaysShift = 0
@@ -48,8 +49,31 @@ extension PagerModel {
         texts.store(lines, for: key, keep: displayKey)
         if key == displayKey {
             clampScroll()
+            restoreKeptLine()
             continuePendingSearch()
         }
+    }
+
+    /// The page line at the top of the screen, when the page on screen is held whole (nil while
+    /// it loads, on the help screen, or on a long page read in pieces, whose lines are the window's).
+    mutating func readingLine() -> Int? {
+        guard !showingHelp, let key = displayKey, texts[key] != nil, longPage?.key != key else { return nil }
+        return topLine()
+    }
+
+    /// After a state change: when the page shown is the same page of a document that changed on
+    /// disk (same number, new `doc=`), the reader's `line` goes back to the top of the screen
+    /// once the new text is here, as less keeps its place when it reloads a file.
+    mutating func keepLine(_ line: Int, from old: PageKey?) {
+        guard let old, let key = displayKey, key.page == old.page, key.doc != old.doc else { return }
+        keptLine = (key, line)
+        restoreKeptLine()
+    }
+
+    private mutating func restoreKeptLine() {
+        guard let kept = keptLine, kept.key == displayKey, texts[kept.key] != nil else { return }
+        keptLine = nil
+        restoreTop(line: kept.line)
     }
 
     // MARK: Rows and scrolling
@@ -118,6 +142,7 @@ extension PagerModel {
         let before = viewport.offset
         viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
         if delta != 0, viewport.offset != before { searchLine = nil }
+        if delta != 0 { keptLine = nil }  // the reader moved: their choice wins over the kept line
     }
 
     mutating func clampScroll() { scroll(by: 0) }

@@ -160,18 +160,23 @@ extension PagerModel {
     /// A new session's state: taken whatever its version.
     private mutating func takeWhole(_ view: RoomView) {
         let old = displayKey
+        let sameRoom = room?.name == view.name
+        let top = sameRoom ? readingLine() : nil
         room = view
         clampView()
         afterStateChange(from: old)
+        if let top { keepLine(top, from: old) }
     }
 
     /// Applies a versioned line (see ``RoomUpdates/reconciled(_:with:)``).
     private mutating func reconcile(_ line: WireLine) {
         guard let current = room, let r = RoomUpdates.reconciled(current, with: line) else { return }
         let old = displayKey
+        let top = readingLine()
         room = r
         clampView()
         afterStateChange(from: old)
+        if let top { keepLine(top, from: old) }
     }
 
     private mutating func clampView() {

@@ -103,6 +103,9 @@ public struct PagerModel: Sendable {
     var filter: LineFilter?
     /// A search going on to the next or previous page, waiting for that page's text.
     var pendingSearch: PendingSearch?
+    /// The line to put back at the top of the screen once the page `key` has its text: the line
+    /// you were reading when the page's document changed on disk.
+    var keptLine: (key: PageKey, line: Int)?
     /// The last page rendered as markdown (rendering is kept while the page stays).
     var markdownCache: (key: PageKey, lines: [String])?
     var help = HelpScreen()

@@ -631,6 +631,50 @@ struct Harness {
         #expect(h.model.scrollOffset == 0)
     }
 
+    @Test func anEditOnDiskKeepsYourLineOnThePage() {
+        // The presenter fixes a typo: the daemon re-indexes and sends the same page with a new doc=.
+        // Every reader stays at the line they were reading (as less's reload does), clamped to the new text.
+        var h = Harness(hello: hello(page: 2), text: long(30), options: PagerOptions(size: TerminalSize(columns: 40, rows: 11)))
+        h.keys(.char("1"), .char("2"), .char("j"))
+        #expect(h.model.screen()[0] == "row 13")
+        h.server(pageEvent(page: 2, version: 1, doc: "d2"))
+        #expect(h.sent() == ["TEXT 2"])
+        var edited = long(30)
+        edited[3] = "row 4, fixed"
+        h.server(textReply(page: 2, doc: "d2", edited))
+        #expect(h.model.scrollOffset == 12)
+        #expect(h.model.screen()[0] == "row 13")
+        // Shorter now: as far down as the new text goes.
+        h.server(pageEvent(page: 2, version: 2, doc: "d3"))
+        h.server(textReply(page: 2, doc: "d3", long(15)))
+        #expect(h.model.scrollOffset == 5)
+        // Scrolling meanwhile is the reader's own choice: it wins.
+        h.server(pageEvent(page: 2, version: 3, doc: "d4"))
+        h.type("g")
+        h.server(textReply(page: 2, doc: "d4", long(15)))
+        #expect(h.model.scrollOffset == 0)
+        // A page turn still starts at the top.
+        h.type("G")
+        h.server(pageEvent(page: 3, version: 4, doc: "d5"))
+        h.server(textReply(page: 3, doc: "d5", long(30)))
+        #expect(h.model.scrollOffset == 0)
+    }
+
+    @Test func joiningAnotherRoomStartsAtTheTopEvenOnTheSamePageNumber() {
+        var h = Harness(hello: hello(page: 2), text: long(30), options: PagerOptions(room: "guide", size: TerminalSize(columns: 40, rows: 11)))
+        h.keys(.char("9"), .char("j"))
+        #expect(h.model.scrollOffset == 9)
+        // Reconnected into the server's first room, then JOINed back: another document first.
+        h.event(.disconnected(reason: "gone"))
+        h.event(.connected)
+        h.server(hello(room: "other", page: 2, doc: "o1"))
+        #expect(h.sent().contains("JOIN guide"))
+        h.server("OK JOIN room=guide page=2 pages=6 version=0 by=- doc=d1 epoch= wrap=no control=yes")
+        h.answerTexts()
+        #expect(h.model.room?.name == "guide")
+        #expect(h.model.scrollOffset == 0)
+    }
+
     @Test func aLongPromptShowsItsEndWithinTheWidthEvenInWideCharacters() {
         // A prompt wider than the screen shows its end, as less does; measured in columns, so
         // a CJK pattern never writes past the last column (the terminal would scroll the frame).
