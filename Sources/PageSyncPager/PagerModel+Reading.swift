@@ -168,6 +168,11 @@ extension PagerModel {
         return viewport.offset < rows.count ? rows[viewport.offset].line : nil
     }
 
+    /// The page line of the last row on screen (nil when nothing is).
+    mutating func bottomLine() -> Int? {
+        Layout.visible(contentRows(), offset: viewport.offset, height: contentHeight).last?.line
+    }
+
     mutating func restoreTop(line: Int?) {
         let rows = contentRows()
         if let line, let r = Layout.firstRow(ofLine: line, in: rows) {
@@ -319,10 +324,15 @@ extension PagerModel {
     mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
         guard let pattern = lastSearch?.pattern else { return }
         guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
-        // From the match on screen; else from the screen's top line: a new search includes it, a
-        // repeated one (n N) starts after (before) it, as less does from its target line.
+        // From the match on screen; else from the screen as less does: a new search forward from
+        // its top line, backward from its bottom line (both included); a repeated one (n N) after
+        // (before) its top line, less's target line.
         let top = topLine() ?? 0
-        let start = searchLine ?? (forward && !crossPages ? top - 1 : top)
+        let start: Int
+        if let searchLine { start = searchLine }
+        else if crossPages { start = top }
+        else if forward { start = top - 1 }
+        else { start = (bottomLine() ?? top) + 1 }
         if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
             show(match: line, pattern: pattern)
             return

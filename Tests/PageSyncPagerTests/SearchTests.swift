@@ -277,6 +277,30 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.scrollOffset == 0)
     }
 
+    @Test func aBackwardSearchStartsAtTheBottomOfTheScreenAsInLess() {
+        // A slide that fits the screen: ?word finds the word you can see (it said "not on this page").
+        var slide = Harness(hello: hello(page: 2, pages: 3), text: ["one", "two apple", "three"], options: small)
+        slide.type("?apple")
+        slide.keys(.enter)
+        #expect(slide.model.message == "/apple: line 2")
+        #expect(slide.model.mode == .following)
+        #expect(slide.sent() == [])
+        // A long page: the last match on screen or above it, not only above the top line.
+        var lines = long(40)
+        for i in [3, 15, 25] { lines[i] = "apple \(i + 1)" }
+        var h = Harness(hello: hello(pages: 1), text: lines, options: small)  // 10 content rows
+        h.keys(.char("1"), .char("2"), .char("j"))  // lines 13-22 on screen
+        h.type("?apple")
+        h.keys(.enter)
+        #expect(h.model.message == "/apple: line 16")
+        h.type("N")  // the other way: forward from that match
+        #expect(h.model.message == "/apple: line 26")
+        h.type("n")
+        #expect(h.model.message == "/apple: line 16")
+        h.type("n")
+        #expect(h.model.message == "/apple: line 4")
+    }
+
     @Test func nAndNGoOnFromTheScreenOnceYouHaveScrolled() {
         // As in less: n and N continue from the match while the screen stays on it; once you
         // scroll, they start from the screen's top line instead of jumping back to the old match.
