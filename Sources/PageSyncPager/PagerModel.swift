@@ -110,6 +110,8 @@ public struct PagerModel: Sendable {
     var markdownCache: (key: PageKey, lines: [String])?
     var help = HelpScreen()
     var greeted = false
+    /// The connection is up and nothing has been heard on it yet: its first line must be pagesync's.
+    var awaitingFirstLine = false
     /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
     /// server full`), kept on the status line through refused reconnects until the next greeting.
     var farewell: String?
@@ -147,6 +149,7 @@ public struct PagerModel: Sendable {
         case .connected:
             assembler.reset()
             outstanding = []
+            awaitingFirstLine = true
         case .disconnected(let reason):
             handleDisconnect(reason, &fx)
             repaint = true

@@ -496,6 +496,33 @@ struct Harness {
         #expect(fx == [.quit(status: 1, message: "pagesync: cannot connect to 127.0.0.1:7777: connection refused")])
     }
 
+    @Test func aServerThatIsNotPagesyncSaysSoAtOnce() {
+        // `pagesync host:22`: the first line is no greeting. Said at once, in one line (it sat
+        // on "connecting…" for ever before).
+        var h = Harness(PagerOptions(server: "h:22"))
+        h.event(.connected)
+        let fx = h.server("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3")
+        #expect(fx == [.quit(status: 1, message: "pagesync: cannot connect to h:22: not a pagesync server (it said: SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3)")])
+        // What it said is shown as plain text, and cut.
+        var noisy = Harness(PagerOptions(server: "h:25"))
+        noisy.event(.connected)
+        let said = noisy.server("220 \u{1B}]0;owned\u{7}mail " + String(repeating: "x", count: 200))
+        guard case .quit(1, let message?) = said.first else { Issue.record("no quit: \(said)"); return }
+        #expect(!message.contains("\u{1B}"))
+        #expect(message.count < 160)
+        // After a greeting was seen once, a stranger on reconnect is retried like any failure.
+        var h2 = Harness(hello: hello(), text: ["a"], options: PagerOptions(server: "h:1"))
+        h2.event(.disconnected(reason: "gone"))
+        h2.event(.connected)
+        let again = h2.server("HTTP/1.1 400 Bad Request")
+        #expect(again.contains { if case .connect = $0 { true } else { false } })
+        #expect(h2.model.message == "not a pagesync server (it said: HTTP/1.1 400 Bad Request)")
+        // The greeting, an ERR (server full) or a BYE first are all pagesync.
+        h2.event(.connected)
+        h2.server(hello(page: 2))
+        #expect(h2.model.connection == .connected)
+    }
+
     @Test func serverFullIsTheReasonGiven() {
         var h = Harness(PagerOptions(server: "h:1"))
         h.event(.connected)
