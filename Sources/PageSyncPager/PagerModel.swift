@@ -157,6 +157,7 @@ public struct PagerModel: Sendable {
             let top = topLine()
             size = newSize
             restoreTop(line: top)
+            if showingHelp { clampHelp() }  // the help's own scroll, as the page's
             clear = true
         case .resumed:
             clear = true

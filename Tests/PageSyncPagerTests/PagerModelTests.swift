@@ -814,6 +814,20 @@ struct Harness {
         #expect(h.sent() == [])
     }
 
+    @Test func helpKeysMoveAtOnceAfterAResize() {
+        // Scrolled to the end of the help on a small terminal, then the terminal grows: the first
+        // k must move the help up a row (it took dozens of presses to get back from the old offset).
+        var h = Harness(hello: hello(), options: PagerOptions(size: TerminalSize(columns: 40, rows: 10)))
+        h.type("h")
+        h.type(String(repeating: "j", count: 100))
+        h.event(.resized(TerminalSize(columns: 80, rows: 24)))
+        let bottom = h.model.screen()
+        #expect(bottom[22] == PagerModel.helpLines.last)  // the end of the help on the last row
+        h.type("k")
+        let up = h.model.screen()
+        #expect(up[0] != bottom[0] && up[1] == bottom[0], "k did not move the help: \(up[0])")
+    }
+
     @Test func connectingScreen() {
         var m = PagerModel(options: PagerOptions(server: "example:7777"))
         let screen = m.screen()
