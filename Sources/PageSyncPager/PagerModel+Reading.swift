@@ -55,9 +55,9 @@ extension PagerModel {
     }
 
     /// The page line at the top of the screen, when the page on screen is held whole (nil while
-    /// it loads, on the help screen, or on a long page read in pieces, whose lines are the window's).
+    /// it loads, or on a long page read in pieces, whose lines are the window's).
     mutating func readingLine() -> Int? {
-        guard !showingHelp, let key = displayKey, texts[key] != nil, longPage?.key != key else { return nil }
+        guard let key = displayKey, texts[key] != nil, longPage?.key != key else { return nil }
         return topLine()
     }
 
@@ -122,6 +122,16 @@ extension PagerModel {
         return rows
     }
 
+    /// The page's rows even while the help covers it: what the page's viewport scrolls over
+    /// (with the help's rows, a resize or the room's news moved the page under the help).
+    mutating func pageRows() -> [LayoutRow] {
+        guard showingHelp else { return contentRows() }
+        showingHelp = false
+        let rows = contentRows()
+        showingHelp = true
+        return rows
+    }
+
     /// The lines of the page on screen as shown, before search and filter: a page held whole is
     /// its text, or that text rendered as markdown (see ``MarkdownChoice``); a long page read in
     /// pieces is the lines held (see ``PageWindow``), shown as sent: its rows stand for the held
@@ -138,7 +148,7 @@ extension PagerModel {
     /// Scrolls by `delta` rows. A screen that moved is no longer on the last match: `n` and `N`
     /// go on from the screen then, as in less.
     mutating func scroll(by delta: Int) {
-        let rows = contentRows()
+        let rows = pageRows()
         let before = viewport.offset
         viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
         if delta != 0, viewport.offset != before { searchLine = nil }
@@ -150,7 +160,7 @@ extension PagerModel {
     /// Whether the last row of the page is on screen (a page not loaded yet counts as seen whole).
     var atBottom: Bool {
         mutating get {
-            let rows = contentRows()
+            let rows = pageRows()
             return viewport.atBottom(rowCount: rows.count, height: contentHeight)
         }
     }
@@ -164,17 +174,17 @@ extension PagerModel {
     }
 
     mutating func topLine() -> Int? {
-        let rows = contentRows()
+        let rows = pageRows()
         return viewport.offset < rows.count ? rows[viewport.offset].line : nil
     }
 
     /// The page line of the last row on screen (nil when nothing is).
     mutating func bottomLine() -> Int? {
-        Layout.visible(contentRows(), offset: viewport.offset, height: contentHeight).last?.line
+        Layout.visible(pageRows(), offset: viewport.offset, height: contentHeight).last?.line
     }
 
     mutating func restoreTop(line: Int?) {
-        let rows = contentRows()
+        let rows = pageRows()
         if let line, let r = Layout.firstRow(ofLine: line, in: rows) {
             viewport.set(r, rowCount: rows.count, height: contentHeight)
         }

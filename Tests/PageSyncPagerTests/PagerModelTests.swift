@@ -828,6 +828,26 @@ struct Harness {
         #expect(up[0] != bottom[0] && up[1] == bottom[0], "k did not move the help: \(up[0])")
     }
 
+    @Test func theHelpScreenNeverMovesThePageUnderIt() {
+        // Reading line 51 of 100, open the help; a resize, the room's news and the page's text
+        // arriving meanwhile must leave the page where it was (they clamped it to the help's rows).
+        let lines = (1...100).map { "row \($0)" }
+        var h = Harness(hello: hello(), text: lines, options: PagerOptions(size: TerminalSize(columns: 80, rows: 24)))
+        h.keys(.char("5"), .char("0"), .char("j"))
+        #expect(h.model.screen()[0] == "row 51")
+        h.type("h")
+        h.event(.resized(TerminalSize(columns: 100, rows: 30)))
+        h.server(pageEvent(page: 1, version: 1))  // the same page, a newer version
+        h.type("q")
+        #expect(h.model.screen()[0] == "row 51")
+        // The document changed on disk while the help was up: the line is kept as well.
+        h.type("h")
+        h.server(pageEvent(page: 1, version: 2, doc: "d2"))
+        h.server(textReply(page: 1, doc: "d2", lines))
+        h.type("q")
+        #expect(h.model.screen()[0] == "row 51")
+    }
+
     @Test func connectingScreen() {
         var m = PagerModel(options: PagerOptions(server: "example:7777"))
         let screen = m.screen()
