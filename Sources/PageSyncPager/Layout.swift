@@ -186,6 +186,23 @@ public enum Layout {
         return out + "…"
     }
 
+    /// The end of `text` (plain, no control characters) that takes at most `width` columns:
+    /// the whole text when it fits. Never splits a grapheme cluster.
+    public static func tail(_ text: some StringProtocol, toWidth width: Int) -> String {
+        guard width > 0 else { return "" }
+        if DisplayWidth.of(text) <= width { return String(text) }
+        var start = text.endIndex
+        var used = 0
+        while start > text.startIndex {
+            let before = text.index(before: start)
+            let w = DisplayWidth.of(text[before])
+            if used + w > width { break }
+            used += w
+            start = before
+        }
+        return String(text[start...])
+    }
+
     private static func isReset(_ sgr: String) -> Bool {
         // "ESC[m", "ESC[0m", "ESC[00;0m": every parameter zero or empty.
         let params = sgr.dropFirst(2).dropLast()

@@ -55,4 +55,15 @@ public struct PendingSearch: Equatable, Sendable {
     public var forward: Bool
     /// The page the search started from (for the "not found" message).
     public var startPage: Int
+    /// Where the search started, to go back to when it finds nothing.
+    package var origin: SearchOrigin
+}
+
+/// Where a search that goes on to other pages started: the view, and on that page the line at
+/// the top of the screen and the match on screen (if any).
+package struct SearchOrigin: Equatable, Sendable {
+    package var mode: FollowMode
+    package var key: PageKey?
+    package var topLine: Int?
+    package var match: Int?
 }

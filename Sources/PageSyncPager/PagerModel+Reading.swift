@@ -18,6 +18,7 @@ extension PagerModel {
 
     mutating func afterStateChange(from old: PageKey?) {
         if let long = longPage, long.key != displayKey { longPage = nil }  // its pieces go with it
+        if let kept = keptLine, kept.key != displayKey { keptLine = nil }
         if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
             viewport.reset()
             sidewaysShift = 0
@@ -48,8 +49,31 @@ extension PagerModel {
         texts.store(lines, for: key, keep: displayKey)
         if key == displayKey {
             clampScroll()
+            restoreKeptLine()
             continuePendingSearch()
         }
+    }
+
+    /// The page line at the top of the screen, when the page on screen is held whole (nil while
+    /// it loads, or on a long page read in pieces, whose lines are the window's).
+    mutating func readingLine() -> Int? {
+        guard let key = displayKey, texts[key] != nil, longPage?.key != key else { return nil }
+        return topLine()
+    }
+
+    /// After a state change: when the page shown is the same page of a document that changed on
+    /// disk (same number, new `doc=`), the reader's `line` goes back to the top of the screen
+    /// once the new text is here, as less keeps its place when it reloads a file.
+    mutating func keepLine(_ line: Int, from old: PageKey?) {
+        guard let old, let key = displayKey, key.page == old.page, key.doc != old.doc else { return }
+        keptLine = (key, line)
+        restoreKeptLine()
+    }
+
+    private mutating func restoreKeptLine() {
+        guard let kept = keptLine, kept.key == displayKey, texts[kept.key] != nil else { return }
+        keptLine = nil
+        restoreTop(line: kept.line)
     }
 
     // MARK: Rows and scrolling
@@ -98,6 +122,16 @@ extension PagerModel {
         return rows
     }
 
+    /// The page's rows even while the help covers it: what the page's viewport scrolls over
+    /// (with the help's rows, a resize or the room's news moved the page under the help).
+    mutating func pageRows() -> [LayoutRow] {
+        guard showingHelp else { return contentRows() }
+        showingHelp = false
+        let rows = contentRows()
+        showingHelp = true
+        return rows
+    }
+
     /// The lines of the page on screen as shown, before search and filter: a page held whole is
     /// its text, or that text rendered as markdown (see ``MarkdownChoice``); a long page read in
     /// pieces is the lines held (see ``PageWindow``), shown as sent: its rows stand for the held
@@ -111,9 +145,14 @@ extension PagerModel {
         return lines
     }
 
+    /// Scrolls by `delta` rows. A screen that moved is no longer on the last match: `n` and `N`
+    /// go on from the screen then, as in less.
     mutating func scroll(by delta: Int) {
-        let rows = contentRows()
+        let rows = pageRows()
+        let before = viewport.offset
         viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
+        if delta != 0, viewport.offset != before { searchLine = nil }
+        if delta != 0 { keptLine = nil }  // the reader moved: their choice wins over the kept line
     }
 
     mutating func clampScroll() { scroll(by: 0) }
@@ -121,7 +160,7 @@ extension PagerModel {
     /// Whether the last row of the page is on screen (a page not loaded yet counts as seen whole).
     var atBottom: Bool {
         mutating get {
-            let rows = contentRows()
+            let rows = pageRows()
             return viewport.atBottom(rowCount: rows.count, height: contentHeight)
         }
     }
@@ -135,12 +174,17 @@ extension PagerModel {
     }
 
     mutating func topLine() -> Int? {
-        let rows = contentRows()
+        let rows = pageRows()
         return viewport.offset < rows.count ? rows[viewport.offset].line : nil
     }
 
+    /// The page line of the last row on screen (nil when nothing is).
+    mutating func bottomLine() -> Int? {
+        Layout.visible(pageRows(), offset: viewport.offset, height: contentHeight).last?.line
+    }
+
     mutating func restoreTop(line: Int?) {
-        let rows = contentRows()
+        let rows = pageRows()
         if let line, let r = Layout.firstRow(ofLine: line, in: rows) {
             viewport.set(r, rowCount: rows.count, height: contentHeight)
         }
@@ -290,7 +334,15 @@ extension PagerModel {
     mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
         guard let pattern = lastSearch?.pattern else { return }
         guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
-        let start = searchLine ?? (forward ? (topLine() ?? 0) - 1 : (topLine() ?? 0))
+        // From the match on screen; else from the screen as less does: a new search forward from
+        // its top line, backward from its bottom line (both included); a repeated one (n N) after
+        // (before) its top line, less's target line.
+        let top = topLine() ?? 0
+        let start: Int
+        if let searchLine { start = searchLine }
+        else if crossPages { start = top }
+        else if forward { start = top - 1 }
+        else { start = (bottomLine() ?? top) + 1 }
         if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
             show(match: line, pattern: pattern)
             return
@@ -301,19 +353,22 @@ extension PagerModel {
                 : "pattern not found: \(pattern.text)"
             return
         }
-        goOnSearching(from: key.page, startPage: key.page, forward: forward)
+        let origin = SearchOrigin(mode: mode, key: key, topLine: topLine(), match: searchLine)
+        goOnSearching(from: key.page, startPage: key.page, forward: forward, origin: origin)
     }
 
-    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found.
-    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool) {
+    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found
+    /// and goes back to `origin`, as less stays where it was.
+    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool, origin: SearchOrigin) {
         guard let pattern = lastSearch?.pattern, let room else { return }
         guard let next = PageSearch.nextPage(after: page, pageCount: room.pageCount, forward: forward) else {
             pendingSearch = nil
+            goBack(to: origin)
             message = startPage == page ? "pattern not found: \(pattern.text)"
                 : "pattern not found: \(pattern.text) (pages \(min(startPage, page))–\(max(startPage, page)))"
             return
         }
-        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage)
+        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage, origin: origin)
         setView(.detached(viewPage: next))
         message = "searching page \(next) for \(pattern.text)…"
         continuePendingSearch()
@@ -331,8 +386,18 @@ extension PagerModel {
             show(match: line, pattern: pattern)
             message = "/\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
         } else {
-            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward)
+            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward, origin: pending.origin)
         }
+    }
+
+    /// Back to where a search that found nothing started: following again if you were (on the
+    /// room's page as it is now), or your own page; the same line at the top and the same match
+    /// when that page is still the one shown.
+    private mutating func goBack(to origin: SearchOrigin) {
+        setView(origin.mode)
+        guard displayKey == origin.key else { return }
+        if let line = origin.topLine { restoreTop(line: line) }
+        searchLine = origin.match
     }
 
     private mutating func show(match line: Int, pattern: SearchPattern) {

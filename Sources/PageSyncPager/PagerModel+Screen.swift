@@ -47,10 +47,10 @@ extension PagerModel {
             return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
         case .search(let forward, let text):
             let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
-            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+            return DisplayWidth.of(s) <= width ? s : Layout.tail(s, toWidth: max(1, width - 1))
         case .filter(let text):
             let s = "&" + Sanitizer.plainText(text)
-            return DisplayWidth.of(s) <= width ? s : String(s.suffix(max(1, width - 1)))
+            return DisplayWidth.of(s) <= width ? s : Layout.tail(s, toWidth: max(1, width - 1))
         case nil: break
         }
         if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }

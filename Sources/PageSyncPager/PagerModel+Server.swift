@@ -4,6 +4,14 @@ import PageSyncCore
 /// matched to what was sent, pushed `PAGE` events, `BYE`, and reconnecting.
 extension PagerModel {
     mutating func handleServer(_ msg: ServerMessage, _ fx: inout [PagerEffect]) {
+        if awaitingFirstLine {
+            awaitingFirstLine = false
+            // A pagesync server speaks first: its greeting, or ERR/BYE (full, shutting down).
+            if case .line(let line) = msg, !["HELLO", "ERR", "BYE"].contains(line.kind) {
+                let said = Layout.truncate(Sanitizer.plainText(([Substring(line.kind)] + line.words).joined(separator: " ")), toWidth: 80)
+                return handleDisconnect("not a pagesync server (it said: \(said))", &fx)
+            }
+        }
         switch msg {
         case .multiline(let header, let lines, let truncated):
             guard !outstanding.isEmpty else { return }
@@ -139,6 +147,7 @@ extension PagerModel {
     }
 
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
+        awaitingFirstLine = false
         inFlight = nil
         queued = nil
         outstanding = []
@@ -160,18 +169,23 @@ extension PagerModel {
     /// A new session's state: taken whatever its version.
     private mutating func takeWhole(_ view: RoomView) {
         let old = displayKey
+        let sameRoom = room?.name == view.name
+        let top = sameRoom ? readingLine() : nil
         room = view
         clampView()
         afterStateChange(from: old)
+        if let top { keepLine(top, from: old) }
     }
 
     /// Applies a versioned line (see ``RoomUpdates/reconciled(_:with:)``).
     private mutating func reconcile(_ line: WireLine) {
         guard let current = room, let r = RoomUpdates.reconciled(current, with: line) else { return }
         let old = displayKey
+        let top = readingLine()
         room = r
         clampView()
         afterStateChange(from: old)
+        if let top { keepLine(top, from: old) }
     }
 
     private mutating func clampView() {

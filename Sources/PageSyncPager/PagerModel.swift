@@ -103,10 +103,15 @@ public struct PagerModel: Sendable {
     var filter: LineFilter?
     /// A search going on to the next or previous page, waiting for that page's text.
     var pendingSearch: PendingSearch?
+    /// The line to put back at the top of the screen once the page `key` has its text: the line
+    /// you were reading when the page's document changed on disk.
+    var keptLine: (key: PageKey, line: Int)?
     /// The last page rendered as markdown (rendering is kept while the page stays).
     var markdownCache: (key: PageKey, lines: [String])?
     var help = HelpScreen()
     var greeted = false
+    /// The connection is up and nothing has been heard on it yet: its first line must be pagesync's.
+    var awaitingFirstLine = false
     /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
     /// server full`), kept on the status line through refused reconnects until the next greeting.
     var farewell: String?
@@ -144,6 +149,7 @@ public struct PagerModel: Sendable {
         case .connected:
             assembler.reset()
             outstanding = []
+            awaitingFirstLine = true
         case .disconnected(let reason):
             handleDisconnect(reason, &fx)
             repaint = true
@@ -151,6 +157,7 @@ public struct PagerModel: Sendable {
             let top = topLine()
             size = newSize
             restoreTop(line: top)
+            if showingHelp { clampHelp() }  // the help's own scroll, as the page's
             clear = true
         case .resumed:
             clear = true

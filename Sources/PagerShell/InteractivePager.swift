@@ -22,7 +22,8 @@ final class InteractivePager {
     static let maxServerLineLength = 1024 * 1024 + 4096
     /// How long a lone Esc waits for the rest of a possible escape sequence.
     static let escapeTimeoutMilliseconds: UInt64 = 50
-    /// How long one connection attempt may take before it counts as failed.
+    /// How long one connection attempt may take before it counts as failed, and then how long
+    /// the server may take to greet (a server that accepts and stays silent is no pagesync server).
     static let connectTimeoutMilliseconds: UInt64 = 5000
 
     private let loop: EventLoop
@@ -188,6 +189,10 @@ final class InteractivePager {
                 self.framer = LineFramer(maxLineLength: Self.maxServerLineLength)
                 connection.setNoDelay(true)
                 connection.setKeepAlive(seconds: 30)
+                self.connectTimeout.start(afterMilliseconds: Self.connectTimeoutMilliseconds) { [unowned self] in
+                    guard attempt == self.generation else { return }
+                    self.lost(reason: "no greeting within \(Self.connectTimeoutMilliseconds / 1000) s: is it a pagesync server?")
+                }
                 self.apply(self.model.handle(.connected))
                 connection.startReading { [unowned self] event in self.received(event, attempt: attempt) }
             }
@@ -204,6 +209,7 @@ final class InteractivePager {
                     apply(model.handle(.serverLine(String(decoding: line, as: UTF8.self))))
                 }
             }
+            if attempt == generation, model.connection == .connected { connectTimeout.stop() }  // greeted
         case .eof:
             lost(reason: "the server closed the connection")
         case .error(let error):

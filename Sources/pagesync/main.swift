@@ -22,7 +22,8 @@ struct PageSync: ParsableCommand {
           j k ↓ ↑ Enter    a line (<n>j: n lines)    d u       half a screen
           g < Home         top of the page           G > End   bottom of the page
           ] [              next / previous page      { }       first / last page
-          <n>g <n>Enter    go to page n              / ? n N   search (a regex; n goes on to the next page)
+          <n>g <n>Enter    go to page n              / ? n N   search (a regex)
+                           n N past the page's last match: the next / previous page
           &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines

@@ -68,6 +68,19 @@ struct HelpAndManualTests {
         }
     }
 
+    @Test("pagesync --help: the key table fits 80 columns, so no row of it wraps into the next")
+    func pagerHelpKeyTable() async throws {
+        let result = try await runProcess(Binaries.path(of: "pagesync"), ["--help"])
+        #expect(result.status == 0, "\(result.output)")
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex { $0.hasPrefix("Keys (") }, "no key table in:\n\(result.output)")
+        let table = lines[(start + 1)...].prefix { !$0.isEmpty }
+        #expect(table.count >= 10, "\(table)")
+        for row in table {
+            #expect(row.hasPrefix("  "), "a key-table row wrapped: '\(row)'")  // every row starts indented
+        }
+    }
+
     /// The pages `make man` generates, which `make install` installs (scripts/test runs `make man`).
     static func manualPage(_ name: String) -> URL? {
         let url = SystemdE2E.packageRoot.appendingPathComponent(".build/man/\(name)")

@@ -214,3 +214,31 @@ extension PagerReaderTests {
         }
     }
 }
+
+extension PagerReaderTests {
+    @Test("a pagesync pointed at a server that is not pagesync ends with one line: at once when it says something else, after the connect timeout when it says nothing")
+    func notAPagesyncServer() async throws {
+        let ssh = try ScriptedServer(lines: ["SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3"])
+        let silent = try ScriptedServer(lines: [])
+        try await withWorkspace { workspace in
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("t", columns: 120, rows: 24)
+                let pagesync = shellQuoted(try Binaries.path(of: "pagesync"))
+                try await tmux.type("t", "\(pagesync) 127.0.0.1:\(ssh.port); echo \"exit=$?\"", enter: true)
+                // (The command line itself shows "exit=$?": wait for the status echoed.)
+                var screen = try await tmux.waitFor("t", "the pager's end") { $0.contains("exit=0") || $0.contains("exit=1") }
+                #expect(screen.contains("pagesync: cannot connect to 127.0.0.1:\(ssh.port): not a pagesync server (it said: SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3)"), "\(screen)")
+                #expect(screen.contains("exit=1"), "\(screen)")
+                try await tmux.openTerminal("u", columns: 120, rows: 24)
+                try await tmux.type("u", "\(pagesync) 127.0.0.1:\(silent.port); echo \"exit=$?\"", enter: true)
+                screen = try await tmux.waitFor("u", "the pager's end", timeout: PagerTmux.screenTimeout + .seconds(5)) {
+                    $0.contains("exit=0") || $0.contains("exit=1")
+                }
+                #expect(screen.contains("pagesync: cannot connect to 127.0.0.1:\(silent.port): no greeting within 5 s: is it a pagesync server?"), "\(screen)")
+                #expect(screen.contains("exit=1"), "\(screen)")
+                let modes = try await tmux.terminalModes("u")
+                #expect(!modes.alternateScreen && modes.cursorVisible)
+            }
+        }
+    }
+}

@@ -112,6 +112,15 @@ private func texts(_ rows: [LayoutRow]) -> [String] { rows.map { $0.text } }
         #expect(Layout.firstRow(ofLine: 3, in: rows) == nil)
     }
 
+    @Test func tailKeepsTheEndInColumns() {
+        #expect(Layout.tail("hello", toWidth: 10) == "hello")
+        #expect(Layout.tail("hello world", toWidth: 5) == "world")
+        #expect(Layout.tail("中文字", toWidth: 5) == "文字")
+        #expect(Layout.tail("中文字", toWidth: 1) == "")  // a wide character never goes half on
+        #expect(Layout.tail("cafe\u{301}s", toWidth: 2) == "e\u{301}s")  // the accent stays with its e
+        #expect(Layout.tail("x", toWidth: 0) == "")
+    }
+
     @Test func truncate() {
         #expect(Layout.truncate("hello", toWidth: 10) == "hello")
         #expect(Layout.truncate("hello", toWidth: 5) == "hello")

@@ -496,6 +496,33 @@ struct Harness {
         #expect(fx == [.quit(status: 1, message: "pagesync: cannot connect to 127.0.0.1:7777: connection refused")])
     }
 
+    @Test func aServerThatIsNotPagesyncSaysSoAtOnce() {
+        // `pagesync host:22`: the first line is no greeting. Said at once, in one line (it sat
+        // on "connecting…" for ever before).
+        var h = Harness(PagerOptions(server: "h:22"))
+        h.event(.connected)
+        let fx = h.server("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3")
+        #expect(fx == [.quit(status: 1, message: "pagesync: cannot connect to h:22: not a pagesync server (it said: SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3)")])
+        // What it said is shown as plain text, and cut.
+        var noisy = Harness(PagerOptions(server: "h:25"))
+        noisy.event(.connected)
+        let said = noisy.server("220 \u{1B}]0;owned\u{7}mail " + String(repeating: "x", count: 200))
+        guard case .quit(1, let message?) = said.first else { Issue.record("no quit: \(said)"); return }
+        #expect(!message.contains("\u{1B}"))
+        #expect(message.count < 160)
+        // After a greeting was seen once, a stranger on reconnect is retried like any failure.
+        var h2 = Harness(hello: hello(), text: ["a"], options: PagerOptions(server: "h:1"))
+        h2.event(.disconnected(reason: "gone"))
+        h2.event(.connected)
+        let again = h2.server("HTTP/1.1 400 Bad Request")
+        #expect(again.contains { if case .connect = $0 { true } else { false } })
+        #expect(h2.model.message == "not a pagesync server (it said: HTTP/1.1 400 Bad Request)")
+        // The greeting, an ERR (server full) or a BYE first are all pagesync.
+        h2.event(.connected)
+        h2.server(hello(page: 2))
+        #expect(h2.model.connection == .connected)
+    }
+
     @Test func serverFullIsTheReasonGiven() {
         var h = Harness(PagerOptions(server: "h:1"))
         h.event(.connected)
@@ -631,6 +658,71 @@ struct Harness {
         #expect(h.model.scrollOffset == 0)
     }
 
+    @Test func anEditOnDiskKeepsYourLineOnThePage() {
+        // The presenter fixes a typo: the daemon re-indexes and sends the same page with a new doc=.
+        // Every reader stays at the line they were reading (as less's reload does), clamped to the new text.
+        var h = Harness(hello: hello(page: 2), text: long(30), options: PagerOptions(size: TerminalSize(columns: 40, rows: 11)))
+        h.keys(.char("1"), .char("2"), .char("j"))
+        #expect(h.model.screen()[0] == "row 13")
+        h.server(pageEvent(page: 2, version: 1, doc: "d2"))
+        #expect(h.sent() == ["TEXT 2"])
+        var edited = long(30)
+        edited[3] = "row 4, fixed"
+        h.server(textReply(page: 2, doc: "d2", edited))
+        #expect(h.model.scrollOffset == 12)
+        #expect(h.model.screen()[0] == "row 13")
+        // Shorter now: as far down as the new text goes.
+        h.server(pageEvent(page: 2, version: 2, doc: "d3"))
+        h.server(textReply(page: 2, doc: "d3", long(15)))
+        #expect(h.model.scrollOffset == 5)
+        // Scrolling meanwhile is the reader's own choice: it wins.
+        h.server(pageEvent(page: 2, version: 3, doc: "d4"))
+        h.type("g")
+        h.server(textReply(page: 2, doc: "d4", long(15)))
+        #expect(h.model.scrollOffset == 0)
+        // A page turn still starts at the top.
+        h.type("G")
+        h.server(pageEvent(page: 3, version: 4, doc: "d5"))
+        h.server(textReply(page: 3, doc: "d5", long(30)))
+        #expect(h.model.scrollOffset == 0)
+    }
+
+    @Test func joiningAnotherRoomStartsAtTheTopEvenOnTheSamePageNumber() {
+        var h = Harness(hello: hello(page: 2), text: long(30), options: PagerOptions(room: "guide", size: TerminalSize(columns: 40, rows: 11)))
+        h.keys(.char("9"), .char("j"))
+        #expect(h.model.scrollOffset == 9)
+        // Reconnected into the server's first room, then JOINed back: another document first.
+        h.event(.disconnected(reason: "gone"))
+        h.event(.connected)
+        h.server(hello(room: "other", page: 2, doc: "o1"))
+        #expect(h.sent().contains("JOIN guide"))
+        h.server("OK JOIN room=guide page=2 pages=6 version=0 by=- doc=d1 epoch= wrap=no control=yes")
+        h.answerTexts()
+        #expect(h.model.room?.name == "guide")
+        #expect(h.model.scrollOffset == 0)
+    }
+
+    @Test func aLongPromptShowsItsEndWithinTheWidthEvenInWideCharacters() {
+        // A prompt wider than the screen shows its end, as less does; measured in columns, so
+        // a CJK pattern never writes past the last column (the terminal would scroll the frame).
+        var h = Harness(hello: hello(pages: 1), text: ["x"], options: PagerOptions(size: TerminalSize(columns: 8, rows: 5)))
+        h.type("/漢字漢字漢字")
+        #expect(DisplayWidth.of(h.model.statusText()) <= 8)
+        #expect(h.model.statusText().hasSuffix("漢字"))
+        h.keys(.escape)
+        h.type("&abcdefghij")
+        #expect(h.model.statusText() == "defghij")  // the last column stays free, as before
+        h.keys(.escape)
+        h.type("/ab漢")
+        #expect(h.model.statusText() == "/ab漢")  // fits: shown whole
+        h.keys(.escape)
+        for width in 1...6 {
+            var narrow = Harness(hello: hello(pages: 1), text: ["x"], options: PagerOptions(size: TerminalSize(columns: width, rows: 5)))
+            narrow.type("?字字字字")
+            #expect(DisplayWidth.of(narrow.model.statusText()) <= width, "at \(width) columns: \(narrow.model.statusText())")
+        }
+    }
+
     @Test func searchForwardBackwardAndRepeat() {
         var lines = long(40)
         lines[4] = "an Apple here"
@@ -720,6 +812,40 @@ struct Harness {
         #expect(!h.model.showingHelp)
         #expect(h.model.screen()[0] == "line one")
         #expect(h.sent() == [])
+    }
+
+    @Test func helpKeysMoveAtOnceAfterAResize() {
+        // Scrolled to the end of the help on a small terminal, then the terminal grows: the first
+        // k must move the help up a row (it took dozens of presses to get back from the old offset).
+        var h = Harness(hello: hello(), options: PagerOptions(size: TerminalSize(columns: 40, rows: 10)))
+        h.type("h")
+        h.type(String(repeating: "j", count: 100))
+        h.event(.resized(TerminalSize(columns: 80, rows: 24)))
+        let bottom = h.model.screen()
+        #expect(bottom[22] == PagerModel.helpLines.last)  // the end of the help on the last row
+        h.type("k")
+        let up = h.model.screen()
+        #expect(up[0] != bottom[0] && up[1] == bottom[0], "k did not move the help: \(up[0])")
+    }
+
+    @Test func theHelpScreenNeverMovesThePageUnderIt() {
+        // Reading line 51 of 100, open the help; a resize, the room's news and the page's text
+        // arriving meanwhile must leave the page where it was (they clamped it to the help's rows).
+        let lines = (1...100).map { "row \($0)" }
+        var h = Harness(hello: hello(), text: lines, options: PagerOptions(size: TerminalSize(columns: 80, rows: 24)))
+        h.keys(.char("5"), .char("0"), .char("j"))
+        #expect(h.model.screen()[0] == "row 51")
+        h.type("h")
+        h.event(.resized(TerminalSize(columns: 100, rows: 30)))
+        h.server(pageEvent(page: 1, version: 1))  // the same page, a newer version
+        h.type("q")
+        #expect(h.model.screen()[0] == "row 51")
+        // The document changed on disk while the help was up: the line is kept as well.
+        h.type("h")
+        h.server(pageEvent(page: 1, version: 2, doc: "d2"))
+        h.server(textReply(page: 1, doc: "d2", lines))
+        h.type("q")
+        #expect(h.model.screen()[0] == "row 51")
     }
 
     @Test func connectingScreen() {

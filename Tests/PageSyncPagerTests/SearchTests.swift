@@ -225,19 +225,105 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.statusText().contains("detached · room on 1/4 · F to follow"))
         #expect(h.model.scrollOffset == 20)  // 30 rows, 10 visible: clamped
         #expect(!h.sent().contains { $0.hasPrefix("NEXT") || $0.hasPrefix("GOTO") })  // the room never moved
-        // Past the last page: not found, and the view stays.
+        // Past the last page: not found, and the view goes back to the match it left, as in less.
         h.type("n")
         #expect(h.model.mode == .detached(viewPage: 4))
         h.server(textReply(page: 4, pages: 4, ["end"]))
         #expect(h.model.message == "pattern not found: needle (pages 3–4)")
-        #expect(h.model.mode == .detached(viewPage: 4))
-        // N goes back, to the last match of page 3.
-        h.type("N")
         #expect(h.model.mode == .detached(viewPage: 3))
-        #expect(h.model.message == "/needle: page 3 line 25 · the search detached you")
+        #expect(h.model.scrollOffset == 20)
+        // N goes back from that match: page 2 has none, page 1 has one (both still held).
+        h.type("N")
+        #expect(h.model.mode == .detached(viewPage: 1))
+        #expect(h.model.message == "/needle: page 1 line 3 · the search detached you")
         h.type("F")
         #expect(h.model.mode == .following)
         #expect(h.model.displayedPage == 1)
+    }
+
+    @Test func aSearchThatFindsNothingLeavesYouWhereYouWere() {
+        // Following on page 2, scrolled down: n looks through pages 3 and 4 and finds nothing.
+        // You are back on the room's page, following, at the same line, as less stays put.
+        var h = Harness(hello: hello(page: 2, pages: 4), text: long(30), options: small)
+        h.keys(.char("5"), .char("j"))
+        #expect(h.model.scrollOffset == 5)
+        h.type("/zzz")
+        h.keys(.enter)
+        #expect(h.model.message == "not on this page: zzz · n searches the next pages")
+        h.type("n")
+        #expect(h.model.mode == .detached(viewPage: 3))
+        h.server(textReply(page: 3, pages: 4, long(12)))
+        #expect(h.model.mode == .detached(viewPage: 4))
+        h.server(textReply(page: 4, pages: 4, long(12)))
+        #expect(h.model.message == "pattern not found: zzz (pages 2–4)")
+        #expect(h.model.mode == .following)
+        #expect(h.model.displayedPage == 2)
+        #expect(h.model.scrollOffset == 5)
+        #expect(h.model.screen()[0] == "row 6")
+    }
+
+    @Test func aSearchThatFindsNothingFollowsTheRoomAgainWhereverItWent() {
+        var h = Harness(hello: hello(page: 2, pages: 4), text: long(30), options: small)
+        h.type("/zzz")
+        h.keys(.enter)
+        h.type("n")
+        #expect(h.model.mode == .detached(viewPage: 3))
+        h.server(pageEvent(page: 4, pages: 4, version: 1))  // the presenter turned meanwhile
+        h.server(textReply(page: 3, pages: 4, long(12)))
+        h.server(textReply(page: 4, pages: 4, long(12)))
+        #expect(h.model.message == "pattern not found: zzz (pages 2–4)")
+        #expect(h.model.mode == .following)
+        #expect(h.model.displayedPage == 4)
+        #expect(h.model.scrollOffset == 0)
+    }
+
+    @Test func aBackwardSearchStartsAtTheBottomOfTheScreenAsInLess() {
+        // A slide that fits the screen: ?word finds the word you can see (it said "not on this page").
+        var slide = Harness(hello: hello(page: 2, pages: 3), text: ["one", "two apple", "three"], options: small)
+        slide.type("?apple")
+        slide.keys(.enter)
+        #expect(slide.model.message == "/apple: line 2")
+        #expect(slide.model.mode == .following)
+        #expect(slide.sent() == [])
+        // A long page: the last match on screen or above it, not only above the top line.
+        var lines = long(40)
+        for i in [3, 15, 25] { lines[i] = "apple \(i + 1)" }
+        var h = Harness(hello: hello(pages: 1), text: lines, options: small)  // 10 content rows
+        h.keys(.char("1"), .char("2"), .char("j"))  // lines 13-22 on screen
+        h.type("?apple")
+        h.keys(.enter)
+        #expect(h.model.message == "/apple: line 16")
+        h.type("N")  // the other way: forward from that match
+        #expect(h.model.message == "/apple: line 26")
+        h.type("n")
+        #expect(h.model.message == "/apple: line 16")
+        h.type("n")
+        #expect(h.model.message == "/apple: line 4")
+    }
+
+    @Test func nAndNGoOnFromTheScreenOnceYouHaveScrolled() {
+        // As in less: n and N continue from the match while the screen stays on it; once you
+        // scroll, they start from the screen's top line instead of jumping back to the old match.
+        var lines = long(40)
+        for i in [4, 14, 27, 34] { lines[i] = "mark \(i + 1)" }
+        var h = Harness(hello: hello(pages: 1), text: lines, options: small)  // 10 content rows
+        h.type("/mark")
+        h.keys(.enter)
+        #expect(h.model.message == "/mark: line 5")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 15")
+        h.keys(.char(" "), .char(" "))  // two screens down from line 15: the last screen, lines 31-40
+        #expect(h.model.scrollOffset == 30)
+        h.type("N")
+        #expect(h.model.message == "/mark: line 28")  // the match above the screen, not above line 15
+        h.type("g")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 5")  // from the top, not after line 28
+        h.keys(.char("1"), .char("8"), .char("j"))  // 18 lines down from line 5: lines 23-32
+        h.type("n")
+        #expect(h.model.message == "/mark: line 28")
+        h.type("n")
+        #expect(h.model.message == "/mark: line 35")
     }
 
     @Test func notFoundOnTheOnlyPage() {
