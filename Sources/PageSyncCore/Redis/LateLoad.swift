@@ -24,7 +24,7 @@ public enum LateLoad {
     public static func decide(shared: SavedRoom?, local: SavedRoom, pageCount: Int) -> Action {
         guard let shared else { return .create(local) }
         let outcome = RoomRestore.restore(saved: shared, pageCount: pageCount, doc: local.doc,
-                                          newEpoch: nil, freshEpoch: local.epoch)
+                                          freshEpoch: local.epoch)
         guard outcome.needsSave else { return .adopt(shared) }
         return .recordDocument(SavedRoom(room: shared.room, state: outcome.state))
     }
