@@ -1,4 +1,5 @@
 import Foundation
+import PageSyncCore
 import Testing
 
 /// Limits on connections: per address, idle time, and bounded WHO replies.
@@ -27,6 +28,36 @@ struct ConnectionLimitTests {
                 return try await c.readServerLine().kind == "HELLO"
             }
             #expect(reusable, "a closed connection frees its slot")
+        }
+    }
+
+    @Test("an open-file limit too low for max-clients caps them, with one warning line: past the cap a connection gets ERR 503 server full, not a silent close")
+    func openFileLimitCapsMaxClients() async throws {
+        try await withWorkspace { workspace in
+            for (name, contents) in Self.talk { try workspace.write(name, contents) }
+            // 64 descriptors: 64 - 32 reserved = 32 clients. Uncapped, the daemon accepted until
+            // libuv hit EMFILE and then closed the rest without a word.
+            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], openFileLimit: 64)
+            var clients: [LineClient] = []
+            defer { for client in clients { client.close() } }
+            var greeted = 0
+            var refused = 0
+            for i in 0..<60 {
+                let client = try await daemon.connect(label: "client-\(i)")
+                clients.append(client)
+                let line = try await client.readLineOrEOF()
+                if line?.hasPrefix("HELLO ") == true {
+                    greeted += 1
+                } else {
+                    #expect(line == "ERR 503 server full", "client \(i) got \(line ?? "EOF") instead of HELLO or ERR 503")
+                    if line == "ERR 503 server full" { refused += 1 }
+                }
+            }
+            #expect(greeted == 64 - OpenFileBudget.reserved)
+            #expect(refused == 60 - greeted)
+            #expect(daemon.stderr.contains(
+                "max-clients 10000 needs 10032 open files, but the limit is 64: serving at most 32 client(s) (raise LimitNOFILE= or ulimit -n)"),
+                "\(daemon.stderr)")
         }
     }
 

@@ -1,3 +1,4 @@
+import Glibc
 import Logging
 import PageSyncCore
 import UV
@@ -7,15 +8,27 @@ extension Coordinator {
     /// queues in libuv, which is how a client that stopped reading is recognized.
     static let notSentLowWatermark = 4096
 
+    /// Sets ``clientLimit`` from `max-clients` and the open-file limit now (at start and after
+    /// each reload), with one warning line when the limit cannot hold them. (`rlim_t.max` is
+    /// `RLIM_INFINITY`.)
+    func fitClientLimit() {
+        var limit = rlimit()
+        let openFiles = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
+            ? Int(clamping: limit.rlim_cur) : nil
+        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles)
+        if let warning = fit.warning { logger.warning("\(warning)") }
+        clientLimit = fit.maxClients
+    }
+
     func accept(_ connection: any StreamConnection) {
         guard !shuttingDown else {
             connection.close()
             return
         }
-        if sessions.count >= config.maxClients {
+        if sessions.count >= clientLimit {
             connection.write(Wire.error(ProtocolError(code: .full, message: "server full", closesConnection: true)))
             connection.shutdownAndClose()
-            logger.warning("refused \(connection.peerDescription): server full (\(config.maxClients) clients)")
+            logger.warning("refused \(connection.peerDescription): server full (\(clientLimit) clients)")
             return
         }
         // One address may not take every slot; connections that never finish a line count too.

@@ -197,6 +197,7 @@ extension Coordinator {
         roomOrder = fresh.rooms.map(\.name).filter { rooms[$0] != nil } + removed
         kept.rooms = roomOrder.compactMap { rooms[$0]?.config }
         config = kept
+        fitClientLimit()
         trackIdleAfterReload()
         for name in roomOrder { reindex(name) }
         watchDocuments()

@@ -98,6 +98,8 @@ public actor Coordinator {
     let tokenVerifier = TokenVerifier()
     var authLog = AuthFailureLog()
     var authLogTimer: UV.Timer?
+    /// `max-clients`, or fewer when the open-file limit cannot hold them (``OpenFileBudget``).
+    var clientLimit = 0
     /// `max-clients-per-address` and `idle-timeout`.
     var addressLimiter = AddressLimiter(limit: 1000)
     var idleTracker = IdleTracker(timeoutMilliseconds: 1)
@@ -145,6 +147,7 @@ public actor Coordinator {
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
         startAuthority()
+        fitClientLimit()
         let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
         do {
             if !socketActivated {

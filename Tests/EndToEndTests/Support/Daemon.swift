@@ -64,14 +64,14 @@ final class Workspace: @unchecked Sendable {
     /// `arguments` say otherwise; without, the arguments are passed as they are (config-file tests).
     /// `niceness`: run it under `nice -n <niceness>` (the process's nice value).
     func startDaemon(documents: [String] = [], arguments: [String] = [], addDefaults: Bool = true,
-                     environment: [String: String] = [:], niceness: Int? = nil) async throws -> Daemon {
+                     environment: [String: String] = [:], niceness: Int? = nil, openFileLimit: Int? = nil) async throws -> Daemon {
         var args = documents.map { url($0).path }
         if addDefaults && !arguments.contains("--listen") { args += ["--listen", "127.0.0.1:0"] }
         if addDefaults && !arguments.contains("--state-dir") { args += ["--state-dir", stateDir.path] }
         args += arguments
         let index = daemons.withLock { $0.count }
         let daemon = try Daemon(arguments: args, log: root.appendingPathComponent("pagesyncd-\(index).log"), environment: environment,
-                                niceness: niceness)
+                                niceness: niceness, openFileLimit: openFileLimit)
         daemons.withLock { $0.append(daemon) }
         try await daemon.waitUntilListening()
         return daemon
@@ -125,16 +125,20 @@ final class Daemon: @unchecked Sendable {
     private let exitExpected = Atomic<Bool>(false)
     private let connections = Atomic<Int>(0)
 
-    fileprivate init(arguments: [String], log: URL, environment: [String: String] = [:], niceness: Int? = nil) throws {
+    /// `niceness` runs it under nice(1), `openFileLimit` under prlimit(1) with that soft and hard
+    /// `RLIMIT_NOFILE`; both exec the daemon in place, so the pid is the daemon's.
+    fileprivate init(arguments: [String], log: URL, environment: [String: String] = [:], niceness: Int? = nil,
+                     openFileLimit: Int? = nil) throws {
         self.arguments = arguments
         self.log = log
         let logFD = open(log.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard logFD >= 0 else { throw HarnessError("open \(log.path): \(String(cString: strerror(errno)))") }
         defer { Glibc.close(logFD) }
         let binary = try Binaries.pagesyncd()
-        // nice(1) execs the daemon in place: the pid is the daemon's.
-        process = try ChildProcess(executable: niceness == nil ? binary : "/usr/bin/nice",
-                                   arguments: niceness.map { ["-n", "\($0)", binary] + arguments } ?? arguments,
+        var command = [binary] + arguments
+        if let openFileLimit { command = ["/usr/bin/prlimit", "--nofile=\(openFileLimit):\(openFileLimit)", "--"] + command }
+        if let niceness { command = ["/usr/bin/nice", "-n", "\(niceness)"] + command }
+        process = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()),
                                    outputFD: logFD, environment: environment)
         pid = process.pid
     }
