@@ -51,6 +51,7 @@ extension Coordinator {
             id: id, name: "guest-\(id)", connection: connection, maxLineLength: config.maxLineLength,
             runtime: runtime, control: !runtime.room.policy.requiresToken)
         sessions[id] = session
+        departureTrimPolicy.clientConnected(clients: sessions.count)
         runtime.members[id] = session
         enterFanout(session, runtime)
         stage(session, reporting: .hello(room: runtime.room.name, control: session.control, name: session.name))

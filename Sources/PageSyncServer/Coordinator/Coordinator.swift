@@ -108,6 +108,8 @@ public actor Coordinator {
     var handshakeTracker = IdleTracker(timeoutMilliseconds: 1)
     /// When the end of a burst of TLS handshakes is worth a heap trim.
     var heapTrimPolicy = HeapTrimPolicy()
+    /// When clients that left are worth a heap trim.
+    var departureTrimPolicy = DepartureTrimPolicy()
     var handshakeTimer: UV.Timer?
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
@@ -199,8 +201,12 @@ public actor Coordinator {
             timer.start(afterMilliseconds: ms, repeatMilliseconds: ms) { observer.watchdog() }
             watchdogTimer = timer
         }
+        if let resident = ProcessMemory.residentBytes() { departureTrimPolicy.begin(resident: resident) }
         let statusTimer = UV.Timer(loop: loop)
-        statusTimer.start(afterMilliseconds: 2000, repeatMilliseconds: 2000) { self.reportStatus() }
+        statusTimer.start(afterMilliseconds: 2000, repeatMilliseconds: 2000) {
+            self.reportStatus()
+            self.trimHeapAfterDepartures()
+        }
         self.statusTimer = statusTimer
 
         for listener in listeners {
