@@ -195,6 +195,54 @@ struct DurabilityTests {
         }
     }
 
+    @Test("a start whose journal cannot be rewritten leaves it untouched: serving, it refuses changes with ERR 507; failing (a missing document), it writes nothing; once the rewrite can be made, the rooms come back in a new epoch")
+    func unrewritableJournalIsLeftAlone() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, hello) = try await first.join()
+            for _ in 0..<5 { try await client.ok("NEXT") }
+            first.send(signal: SIGTERM)
+            #expect(try await first.waitForExit(timeout: .seconds(10)) == .exited(0))
+
+            // Damage in the middle (a new epoch: the journal must be rewritten at start), and a
+            // directory where the rewrite's temporary file goes, so the rewrite fails.
+            let journal = workspace.stateDir.appendingPathComponent("journal")
+            var bytes = try Array(Data(contentsOf: journal))
+            bytes[bytes.count / 3] ^= 0x20
+            try Data(bytes).write(to: journal)
+            let blocker = workspace.stateDir.appendingPathComponent("journal.rewrite")
+            try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: false)
+
+            // A start that fails after loading (a missing document) writes nothing to it. It
+            // used to record a clean stop at offset 0 and cut the file there: every room lost.
+            let failed = try await runProcess(
+                Binaries.pagesyncd(),
+                [workspace.url("notes.txt").path, workspace.url("missing.txt").path, "--listen", "127.0.0.1:0",
+                 "--state-dir", workspace.stateDir.path])
+            #expect(failed.status == 1, "\(failed.output)")
+            #expect(try Array(Data(contentsOf: journal)) == bytes, "the failed start changed the journal")
+
+            // A start that serves refuses changes while it cannot rewrite, and writes nothing either.
+            let refusing = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (reader, state) = try await refusing.join()
+            #expect(state.version == 5 && state.page == 6, "\(state)")
+            let refused = try await reader.command("NEXT")
+            #expect(refused.header.raw.hasPrefix("ERR 507 state not saved: ") && refused.header.raw.contains("journal.rewrite"),
+                    "\(refused.header.raw)")
+            refusing.send(signal: SIGTERM)
+            #expect(try await refusing.waitForExit(timeout: .seconds(10)) == .exited(0))
+            #expect(try Array(Data(contentsOf: journal)) == bytes, "the refusing daemon changed the journal")
+
+            // Once the rewrite can be made, the rooms come back where they were, in a new epoch.
+            try FileManager.default.removeItem(at: blocker)
+            let last = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await last.join()
+            #expect(again.version == 5 && again.page == 6, "\(again)")
+            #expect(again["epoch"] != nil && again["epoch"] != hello["epoch"], "\(again) after \(hello)")
+        }
+    }
+
     @Test("a journal that is not a regular file (a FIFO, a link to /dev/zero, a directory): the daemon refuses to start with one line naming it")
     func journalNotAFile() async throws {
         try await withWorkspace { workspace in

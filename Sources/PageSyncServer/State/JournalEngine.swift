@@ -125,9 +125,11 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
                 removeImportedStateFiles()
             case .failure(let e):
                 // The old journal stays as it was (it still shows why, for the next start):
-                // nothing is written to it, and changes are refused until the rewrite after
-                // start, of the whole state as served, succeeds.
+                // nothing is written to it, not even a clean stop should this start fail
+                // (closeCleanly), and changes are refused until the rewrite after start, of
+                // the whole state as served, succeeds.
                 startupRefusal = "cannot rewrite the journal: \(e)"
+                size = bytes.count
             }
         } else {
             if recovery.validLength < bytes.count && ftruncate(fd, off_t(recovery.validLength)) != 0 {
@@ -452,7 +454,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         retryTimer?.close()
         gatherTimer?.close()
         guard fd >= 0 else { return }
-        if pipeline.refusal == nil, compaction == nil {
+        // Not while refusing: after a failed write or rewrite the journal's end is not known
+        // good, and a start that could not rewrite the journal must leave it as found.
+        if pipeline.refusal == nil, startupRefusal == nil, compaction == nil {
             // The zeros ahead go: a stopped daemon's journal holds its records only.
             let closed = JournalCodec.encode(.closed)
             let end = size + closed.count
