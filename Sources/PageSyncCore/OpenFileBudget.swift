@@ -1,13 +1,16 @@
 /// How many clients the open-file limit leaves room for.
 ///
-/// Every client holds one descriptor. The daemon keeps ``reserved`` more for its own files:
-/// listeners, the journal and its rewrite, documents being re-read, libuv's and the Redis
-/// connection's descriptors (Redis keeps 32 the same way, `CONFIG_MIN_RESERVED_FDS`). Without
+/// Every client holds one descriptor. The daemon keeps ``reserved`` more for its own files
+/// (listeners, the journal and its rewrite, libuv's and the Redis connection's descriptors;
+/// Redis keeps 32 the same way, `CONFIG_MIN_RESERVED_FDS`), and ``perRoom`` for each room's
+/// document (open while served, and a second while it is re-read). Without
 /// this, connections past the limit were accepted by the kernel and then dropped by libuv
 /// (`EMFILE`) with no reply and no log line; capped, they get `ERR 503 server full`.
 public enum OpenFileBudget {
     /// Descriptors kept for the daemon's own files.
     public static let reserved = 32
+    /// Descriptors kept for each room's document.
+    public static let perRoom = 2
 
     /// The clients to admit, and a warning line when that is fewer than configured.
     public struct Fit: Equatable, Sendable {
@@ -21,15 +24,16 @@ public enum OpenFileBudget {
     }
 
     /// `configured` clients, or fewer when `openFileLimit` (the soft `RLIMIT_NOFILE`; nil when
-    /// unlimited) cannot hold them and the reserve; at least 1.
-    public static func fit(maxClients configured: Int, openFileLimit: Int?) -> Fit {
-        guard let limit = openFileLimit, limit - reserved < configured else {
+    /// unlimited) cannot hold them and the reserve for the daemon and its `rooms`; at least 1.
+    public static func fit(maxClients configured: Int, openFileLimit: Int?, rooms: Int) -> Fit {
+        let kept = reserved + perRoom * rooms
+        guard let limit = openFileLimit, limit - kept < configured else {
             return Fit(maxClients: configured, warning: nil)
         }
-        let fitting = max(1, limit - reserved)
+        let fitting = max(1, limit - kept)
         return Fit(
             maxClients: fitting,
-            warning: "max-clients \(configured) needs \(configured + reserved) open files, but the limit is \(limit): "
+            warning: "max-clients \(configured) needs \(configured + kept) open files, but the limit is \(limit): "
                 + "serving at most \(fitting) client(s) (raise LimitNOFILE= or ulimit -n)")
     }
 }

@@ -34,10 +34,13 @@ struct ConnectionLimitTests {
     @Test("an open-file limit too low for max-clients caps them, with one warning line: past the cap a connection gets ERR 503 server full, not a silent close")
     func openFileLimitCapsMaxClients() async throws {
         try await withWorkspace { workspace in
-            for (name, contents) in Self.talk { try workspace.write(name, contents) }
-            // 64 descriptors: 64 - 32 reserved = 32 clients. Uncapped, the daemon accepted until
-            // libuv hit EMFILE and then closed the rest without a word.
-            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], openFileLimit: 64)
+            let documents = ["one.txt", "two.txt", "three.txt"]
+            for name in documents { try workspace.write(name, "a\u{0C}b") }
+            // 64 descriptors: 32 kept for the daemon and 2 for each of the 3 rooms' documents
+            // leave 26 clients. Uncapped, the daemon accepted until libuv hit EMFILE and then
+            // closed the rest without a word.
+            let daemon = try await workspace.startDaemon(documents: documents, openFileLimit: 64)
+            let expected = 64 - OpenFileBudget.reserved - OpenFileBudget.perRoom * documents.count
             var clients: [LineClient] = []
             defer { for client in clients { client.close() } }
             var greeted = 0
@@ -53,10 +56,10 @@ struct ConnectionLimitTests {
                     if line == "ERR 503 server full" { refused += 1 }
                 }
             }
-            #expect(greeted == 64 - OpenFileBudget.reserved)
+            #expect(greeted == expected)
             #expect(refused == 60 - greeted)
             #expect(daemon.stderr.contains(
-                "max-clients 10000 needs 10032 open files, but the limit is 64: serving at most 32 client(s) (raise LimitNOFILE= or ulimit -n)"),
+                "max-clients 10000 needs \(10_000 + 64 - expected) open files, but the limit is 64: serving at most \(expected) client(s) (raise LimitNOFILE= or ulimit -n)"),
                 "\(daemon.stderr)")
         }
     }

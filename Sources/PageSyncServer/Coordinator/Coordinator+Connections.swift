@@ -15,7 +15,7 @@ extension Coordinator {
         var limit = rlimit()
         let openFiles = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
             ? Int(clamping: limit.rlim_cur) : nil
-        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles)
+        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count)
         if let warning = fit.warning { logger.warning("\(warning)") }
         clientLimit = fit.maxClients
     }

@@ -149,7 +149,6 @@ public actor Coordinator {
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
         startAuthority()
-        fitClientLimit()
         let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
         do {
             if !socketActivated {
@@ -183,6 +182,7 @@ public actor Coordinator {
             }
             addRoom(roomConfig, document: document)
         }
+        fitClientLimit()  // no connection is accepted before this job ends
 
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
