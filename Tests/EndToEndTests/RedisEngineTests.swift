@@ -136,6 +136,36 @@ import Testing
         }
     }
 
+    @Test("Redis busy with a long script (BUSY): changes get ERR 503 state engine unavailable, not ERR 507, and work again once it is killed")
+    func redisBusyIsAnOutage() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(1, workspace, redis)
+            let (a, _) = try await ds[0].join()
+            let before = try await a.ok("GOTO 3")
+            let admin = try await LineClient.connect(port: redis.port, label: "redis admin")
+            try await admin.send("CONFIG SET busy-reply-threshold 50")
+            #expect(try await admin.readLine() == "+OK")
+            let script = try await LineClient.connect(port: redis.port, label: "redis script")
+            try await script.send("EVAL \"while true do end\" 0")
+            // Past the threshold Redis answers every other command with -BUSY.
+            let busy = try await eventually(attempts: 500) {
+                try await admin.send("PING")
+                return try await admin.readLine().hasPrefix("-BUSY")
+            }
+            #expect(busy, "Redis never said BUSY")
+            let reply = try await a.command("NEXT")
+            #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
+            try await admin.send("SCRIPT KILL")
+            #expect(try await admin.readLine() == "+OK")
+            let ok = try await eventually(attempts: 500) { try await a.command("NEXT").header.kind == "OK" }
+            #expect(ok, "changes work again once the script is killed")
+            let status = try await a.ok("STATUS")
+            #expect(status.version == (before.version ?? 0) + 1 && status.page == 4, "one change, after the kill: \(status)")
+            script.close()
+        }
+    }
+
     @Test("nine writers on three daemons: every follower sees versions strictly increasing, ending at the last")
     func orderedVersionsWithNineWriters() async throws {
         try await withWorkspace { workspace in

@@ -25,9 +25,21 @@ public enum NavigationDecision: Equatable, Sendable {
         if let script = text.firstRange(of: " script: ") { text = text[..<script.lowerBound] }
         while let last = text.last, last == "." || last == " " { text = text.dropLast() }
         if text.isEmpty { text = "error" }
-        var cut = String(text)
-        if cut.utf8.count > 200 { cut = String(cut.unicodeScalars.prefix(200)) }
-        return "redis: \(cut)"
+        var bytes = 0
+        let scalars = text.unicodeScalars.prefix { scalar in
+            bytes += UTF8.width(scalar)
+            return bytes <= 200
+        }
+        return "redis: \(String(String.UnicodeScalarView(scalars)))"
+    }
+
+    /// True for an error reply that says Redis cannot answer for now, not that it refused to
+    /// store the change: `LOADING` (loading its data after a restart), `BUSY` (a script runs
+    /// too long), `MASTERDOWN`, `TRYAGAIN`, `CLUSTERDOWN`. Such a change gets `ERR 503 state
+    /// engine unavailable`, as when Redis is unreachable.
+    public static func isTransient(redisError: String) -> Bool {
+        let code = redisError.prefix { $0 != " " && !$0.isNewline }
+        return ["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"].contains(code)
     }
 
     /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where

@@ -170,7 +170,7 @@ extension Coordinator {
         // A later SIGHUP read the files again: its result is the one to apply.
         guard !shuttingDown, generation == reloadGeneration else { return }
         let keptTLS = reloadTLS(fresh.tls, context: tls)
-        var (kept, warnings) = RestartOnlySettings.keep(running: config, fresh: fresh, socketActivated: !listenFDs.isEmpty)
+        var (kept, warnings) = RestartOnlySettings.keep(running: config, fresh: fresh, socketActivated: !listenFDs.isEmpty || !tlsListenFDs.isEmpty)
         for warning in warnings { logger.warning("reload: \(warning)") }
         kept.tls = keptTLS
         for roomConfig in fresh.rooms {

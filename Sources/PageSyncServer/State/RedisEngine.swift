@@ -456,6 +456,9 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         eval("navigate", RedisScripts.navigate, keys: [key],
              args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room]) { [unowned self] reply in
             guard let reply else { return completion(.unavailable) }
+            if case .error(let e) = reply, NavigationDecision.isTransient(redisError: e) {
+                return completion(.unavailable)
+            }
             if case .error(let e) = reply {
                 // Redis is there but refuses the write (out of memory, a read-only replica):
                 // not an outage, and not saved. Logged once until a navigation goes through.

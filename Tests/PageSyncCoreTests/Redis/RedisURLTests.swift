@@ -97,6 +97,20 @@ import PageSyncCore
         #expect(NavigationDecision.refusal(redisError: "READONLY You can't write against a read only replica.")
             == "redis: READONLY You can't write against a read only replica")
         #expect(NavigationDecision.refusal(redisError: "MISCONF one\r\ntwo") == "redis: MISCONF one")
+        let long = NavigationDecision.refusal(redisError: "ERR " + String(repeating: "é", count: 300))
+        #expect(long.utf8.count == "redis: ".utf8.count + 200, "at most 200 bytes, cut between characters: \(long.utf8.count)")
+        #expect(long.hasSuffix("é"))
+    }
+
+    @Test func redisErrorsThatSayWaitAreOutagesNotRefusals() {
+        for transient in ["LOADING Redis is loading the dataset in memory", "BUSY Redis is busy running a script.",
+                          "MASTERDOWN Link with MASTER is down", "TRYAGAIN Multiple keys request during rehashing", "CLUSTERDOWN The cluster is down"] {
+            #expect(NavigationDecision.isTransient(redisError: transient), "\(transient)")
+        }
+        for refusal in ["OOM command not allowed when used memory > 'maxmemory'.", "READONLY You can't write against a read only replica.",
+                        "MISCONF Errors writing to the AOF file", "ERR Error running script", "BUSYKEY Target key name already exists.", ""] {
+            #expect(!NavigationDecision.isTransient(redisError: refusal), "\(refusal)")
+        }
         #expect(NavigationDecision.refusal(redisError: "") == "redis: error")
         #expect(NavigationDecision.refusal(redisError: String(repeating: "x", count: 5000)).utf8.count == 207)
     }
