@@ -392,11 +392,16 @@ extension PagerModel {
 
     /// Back to where a search that found nothing started: following again if you were (on the
     /// room's page as it is now), or your own page; the same line at the top and the same match
-    /// when that page is still the one shown.
+    /// when that page is still the one shown. The line is kept like an edited page's: applied
+    /// now if the page's text is still held, else when it comes back (a search through more
+    /// pages than the cache holds lets it go).
     private mutating func goBack(to origin: SearchOrigin) {
         setView(origin.mode)
-        guard displayKey == origin.key else { return }
-        if let line = origin.topLine { restoreTop(line: line) }
+        guard let key = displayKey, key == origin.key else { return }
+        if let line = origin.topLine {
+            keptLine = (key, line)
+            restoreKeptLine()
+        }
         searchLine = origin.match
     }
 

@@ -262,6 +262,24 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.screen()[0] == "row 6")
     }
 
+    @Test func aSearchThatFindsNothingThroughMorePagesThanTheCacheHoldsStillComesBackToYourLine() {
+        // 30 pages: the search passes more pages than the pager keeps (24), so page 2's text is
+        // gone by the end and comes back from the server; the line comes back with it.
+        var h = Harness(hello: hello(page: 2, pages: 30), text: long(30), options: small)
+        h.keys(.char("5"), .char("j"))
+        #expect(h.model.scrollOffset == 5)
+        h.type("/zzz")
+        h.keys(.enter)
+        h.type("n")
+        for page in 3...30 { h.server(textReply(page: page, pages: 30, long(12))) }
+        #expect(h.model.message == "pattern not found: zzz (pages 2–30)")
+        #expect(h.model.mode == .following)
+        #expect(h.model.displayedPage == 2)
+        h.server(textReply(page: 2, pages: 30, long(30)))
+        #expect(h.model.scrollOffset == 5)
+        #expect(h.model.screen()[0] == "row 6")
+    }
+
     @Test func aSearchThatFindsNothingFollowsTheRoomAgainWhereverItWent() {
         var h = Harness(hello: hello(page: 2, pages: 4), text: long(30), options: small)
         h.type("/zzz")
