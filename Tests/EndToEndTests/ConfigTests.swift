@@ -185,8 +185,7 @@ struct ConfigTests {
 
             try workspace.write("pagesyncd.yaml", Self.config(stateDir: workspace.stateDir, idleTimeout: 6))
             daemon.send(signal: SIGHUP)
-            for _ in 0..<500 where !daemon.stderr.contains("reloaded:") { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(daemon.stderr.contains("reloaded:"))
+            try await daemon.waitForReload()
             // The active client speaks every 200 ms, far inside the 6 s even when the parallel suite
             // keeps this process off the CPU for seconds, until the others are told.
             let speaking = Task { () async throws -> Void in

@@ -123,15 +123,6 @@ import Testing
     }
 
     /// Waits until the daemon has logged `reloaded:` `count` times.
-    private func waitForReload(_ daemon: Daemon, count: Int) async throws {
-        for _ in 0..<1500 where daemon.stderr.components(separatedBy: "reloaded: ").count <= count {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        guard daemon.stderr.components(separatedBy: "reloaded: ").count > count else {
-            throw HarnessError("pagesyncd did not log reload \(count); stderr:\n\(daemon.stderr)")
-        }
-    }
-
     @Test("SIGHUP changing redis, redis-prefix or engine: each logs that it needs a restart, and the running engine goes on")
     func reloadKeepsTheRunningEngine() async throws {
         try await withWorkspace { workspace in
@@ -156,7 +147,7 @@ import Testing
                 redis-prefix: "elsewhere:"
                 """))
             daemon.send(signal: SIGHUP)
-            try await waitForReload(daemon, count: 1)
+            try await daemon.waitForReload(count: 1)
             var log = daemon.stderr
             #expect(log.contains("reload: redis changes need a restart; still \(redis.url)"), "\(log)")
             #expect(log.contains("reload: redis-prefix changes need a restart; still \(running)"), "\(log)")
@@ -164,7 +155,7 @@ import Testing
             // The journal instead of Redis.
             try workspace.write("pagesyncd.yaml", Self.engineConfig(workspace, "engine: journal"))
             daemon.send(signal: SIGHUP)
-            try await waitForReload(daemon, count: 2)
+            try await daemon.waitForReload(count: 2)
             log = daemon.stderr
             #expect(log.contains("reload: engine changes need a restart; still redis"), "\(log)")
 

@@ -206,6 +206,17 @@ final class Daemon: @unchecked Sendable {
         resourceBudgetsApply ? count : count / 10
     }
 
+    /// Waits (at most 30 s) until the daemon has logged `reloaded:` `count` times: a SIGHUP's
+    /// reload is done. Throws with its stderr otherwise.
+    func waitForReload(count: Int = 1) async throws {
+        for _ in 0..<1500 where stderr.components(separatedBy: "reloaded: ").count <= count {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        guard stderr.components(separatedBy: "reloaded: ").count > count else {
+            throw HarnessError("pagesyncd did not log reload \(count); stderr:\n\(stderr)")
+        }
+    }
+
     /// The resident set size from `/proc/<pid>/status` (VmRSS), in KiB.
     func rssKiB() throws -> Int {
         let status = try readProcFile("/proc/\(pid)/status")
