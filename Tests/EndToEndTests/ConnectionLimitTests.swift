@@ -52,7 +52,7 @@ struct ConnectionLimitTests {
                 if line?.hasPrefix("HELLO ") == true {
                     greeted += 1
                 } else {
-                    #expect(line == "ERR 503 server full", "client \(i) got \(line ?? "EOF") instead of HELLO or ERR 503")
+                    #expect(line == "ERR 503 server full", "client \(i) got \(line ?? "EOF") instead of HELLO or ERR 503; the daemon holds \(daemon.openDescriptors())")
                     if line == "ERR 503 server full" { refused += 1 }
                 }
             }

@@ -140,7 +140,7 @@ struct StalledClientTests {
             version = try await Self.drive(driver, changes: 2_000, from: version)
             _ = try await Self.catchUp(fast, to: version)
             let (crowded, cpuCrowded) = try await measure(100)
-            let p90Alone = alone[alone.count * 90 / 100], p90Crowded = crowded[crowded.count * 90 / 100]
+            let p50Alone = alone[alone.count / 2], p50Crowded = crowded[crowded.count / 2]
             // Guards against stalls, not a benchmark. A stalled member costs the fan-out pass only
             // its latest-state slot, so the daemon's CPU time per change stays in the same range
             // (measured: 81–161 µs alone, 239–667 µs beside 1,000 stalled, the higher figures in
@@ -150,10 +150,13 @@ struct StalledClientTests {
             if Daemon.resourceBudgetsApply {
                 #expect(cpuCrowded < cpuAlone * 5 + 1_000, "daemon CPU per change: \(cpuAlone) µs alone, \(cpuCrowded) µs beside 1,000 stalled")
             }
-            // And the fast follower's latency is not held back by a timer or a stalled peer. p90,
-            // not p99: in the parallel suite one preempted round of 100 (170 ms once, at
-            // 7bc7a0d+1) decides a p99.
-            #expect(p90Crowded < p90Alone * 10 + 20_000, "p90 \(p90Alone) µs alone, \(p90Crowded) µs beside 1,000 stalled")
+            // And the fast follower's latency is not held back by a timer or a stalled peer (a
+            // write waiting on a stalled socket, or a retry timer, would add 100 ms or more to
+            // most rounds). The median, with 50 ms of room, because in the parallel suite this
+            // measures the other tests too: one preempted round of 100 (170 ms once, at
+            // 7bc7a0d+1) decided a p99, and a p90 bound of 10× + 20 ms failed at 30.8 ms with
+            // one busy loop beside the suite (session 14).
+            #expect(p50Crowded < p50Alone * 10 + 50_000, "median \(p50Alone) µs alone, \(p50Crowded) µs beside 1,000 stalled")
             #expect(daemon.isRunning && stalled.count == 1_000)
         }
     }

@@ -148,6 +148,14 @@ final class Daemon: @unchecked Sendable {
         (try? String(contentsOf: log, encoding: .utf8)) ?? ""
     }
 
+    /// What each descriptor the daemon holds refers to (`/proc/<pid>/fd`), for failure messages.
+    func openDescriptors() -> String {
+        let directory = "/proc/\(pid)/fd"
+        let fds = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted { Int($0) ?? 0 < Int($1) ?? 0 }
+        let described = fds.map { "\($0) -> \((try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\($0)")) ?? "?")" }
+        return "\(fds.count) descriptor(s): \(described.joined(separator: ", "))"
+    }
+
     /// Whether the process is still running.
     var isRunning: Bool { process.isRunning }
 
