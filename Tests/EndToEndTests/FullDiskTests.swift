@@ -110,4 +110,59 @@ struct FullDiskTests {
             #expect(last.version == ok.version && last["epoch"] == hello["epoch"], "\(last)")
         }
     }
+    @Test("a re-index whose record cannot be saved on a full disk is undone, then applied again once it can be: doc= comes to match the text TEXT serves",
+          .enabled(if: SmallDisk.canMount, "skipped: mounting a 256 KiB tmpfs needs root"))
+    func reindexOnFullDisk() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("talk.txt", Documents.formFeed(pages: 9))
+            let mount = workspace.url("small")
+            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+            try #require(SmallDisk.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.path]) == 0)
+            defer { SmallDisk.run("/bin/umount", ["-l", mount.path]) }
+            let arguments = ["--wrap", "--state-dir", mount.appendingPathComponent("state").path]
+            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+            let (client, hello) = try await daemon.join(label: "client")
+            let (follower, _) = try await daemon.join(label: "follower")
+            let oldDoc = try #require(hello["doc"])
+            SmallDisk.fill(mount.appendingPathComponent("filler").path)
+            // Changes use up the zeros written ahead of the records, until one cannot be saved.
+            var full = false
+            for _ in 0..<20_000 where !full {
+                let reply = try await client.command("NEXT").header
+                full = reply.code == 507
+                if !full { try #require(reply.kind == "OK", "\(reply)") }
+            }
+            try #require(full, "no change was refused on the full disk")
+
+            // The presenter saves an edit that drops 4 pages; its record cannot be written.
+            try workspace.write("talk.txt", Documents.formFeed(pages: 5))
+            let reindexed = try await eventually(attempts: 500) { daemon.stderr.contains("re-indexed, 5 page(s)") }
+            try #require(reindexed, "the edit was not re-indexed: \(daemon.stderr)")
+            let text = try await client.command("TEXT 1").header
+            let newDoc = try #require(text["doc"])
+            #expect(newDoc != oldDoc && text["pages"] == "5", "TEXT serves the edited document: \(text)")
+            #expect(try await client.ok("STATUS")["doc"] == oldDoc, "nothing unsaved is reported while the disk is full")
+
+            // Space returns: within a few seconds the room names the document it serves, and
+            // followers hear of it.
+            unlink(mount.appendingPathComponent("filler").path)
+            var status: ServerLine?
+            let matched = try await eventually(attempts: 250) {
+                status = try await client.ok("STATUS")
+                return status?["doc"] == newDoc
+            }
+            #expect(matched, "the room's doc= stays \(status?["doc"] ?? "?") while TEXT serves \(newDoc)")
+            #expect(status?["pages"] == "5")
+            let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
+            #expect(seen.last?["doc"] == newDoc, "the follower's last PAGE: \(seen.last?.raw ?? "none")")
+
+            // And it was saved: after kill -9 the room comes back as it was.
+            let saved = try #require(status?.version)
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+            let (_, again) = try await second.join()
+            #expect(again["doc"] == newDoc && again.version == saved && again["epoch"] == hello["epoch"], "\(again)")
+        }
+    }
 }

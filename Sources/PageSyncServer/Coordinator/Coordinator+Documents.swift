@@ -88,15 +88,31 @@ extension Coordinator {
         }
     }
 
-    /// Editors write in bursts: wait 100 ms of quiet before re-indexing.
-    func scheduleReindex(_ name: String) {
+    /// Editors write in bursts: wait 100 ms of quiet (`milliseconds`) before re-indexing.
+    func scheduleReindex(_ name: String, afterMilliseconds milliseconds: UInt64 = 100) {
         let timer = reindexTimers[name] ?? {
             let timer = UV.Timer(loop: loop)
             reindexTimers[name] = timer
             return timer
         }()
         timer.stop()
-        timer.start(afterMilliseconds: 100) { self.reindex(name) }
+        timer.start(afterMilliseconds: milliseconds) { self.reindex(name) }
+    }
+
+    /// How long after an undone re-index (``fail(after:)``) it is tried again: a second, so a
+    /// full disk costs one failed write a second, not one per loop turn.
+    static let undoneReindexRetryMilliseconds: UInt64 = 1_000
+
+    /// After changes were undone: a room whose undone changes included a re-index (its restored
+    /// state names an earlier document than the one it serves) is re-indexed again a second
+    /// later, so its `doc=` comes to match the text `TEXT` serves once a change can be saved.
+    func retryUndoneReindexes(_ undone: [RoomRuntime]) {
+        var names: Set<String> = []
+        for runtime in undone where runtime.room.state.doc != runtime.document.id {
+            guard names.insert(runtime.room.name).inserted else { continue }
+            runtime.reindexUndone = true
+            scheduleReindex(runtime.room.name, afterMilliseconds: Self.undoneReindexRetryMilliseconds)
+        }
     }
 
     /// Re-indexes a room's document off the loop, then applies the result here.
@@ -121,14 +137,22 @@ extension Coordinator {
         guard let runtime = rooms[roomConfig.name], runtime.config == roomConfig, !shuttingDown,
             generation == runtime.reindexGeneration  // a newer scan is under way: it wins
         else { return }
-        guard document.id != runtime.document.id else { return }
+        // Nothing new, unless an undone change left the state naming an earlier document. (With
+        // Redis the shared state may name another daemon's file: that is left alone.)
+        let isNew = document.id != runtime.document.id
+        guard isNew || (runtime.reindexUndone && document.id != runtime.room.state.doc) else { return }
+        runtime.reindexUndone = false
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
             roomChanged(runtime)
         } else if !runtime.room.canChange {
             logger.error("room \(roomConfig.name): version limit reached; clients keep the old page count until the state is reset")
         }
-        logger.info("room \(roomConfig.name): re-indexed, \(document.pageCount) page(s), on page \(runtime.room.state.page)")
+        if isNew {
+            logger.info("room \(roomConfig.name): re-indexed, \(document.pageCount) page(s), on page \(runtime.room.state.page)")
+        } else {
+            logger.debug("room \(roomConfig.name): its re-index was undone; applied again")
+        }
     }
 
     func documentFailed(room: String, error: DocumentError) {

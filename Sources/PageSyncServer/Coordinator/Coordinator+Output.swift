@@ -353,20 +353,25 @@ extension Coordinator {
     private func fail(after: UInt64, reason: String) {
         offerAllUnseen()
         var undone: [RoomRuntime] = []
+        var reindexesUndone: [RoomRuntime] = []
+        func undo(_ runtime: RoomRuntime, to before: RoomState) {
+            if runtime.room.state.doc != before.doc { reindexesUndone.append(runtime) }
+            runtime.room.restore(before)
+            undone.append(runtime)
+        }
         for group in pendingGroups.reversed() where group.id > after {
             for change in group.changes.reversed() {
-                change.room.room.restore(change.before)
+                undo(change.room, to: change.before)
                 change.room.submitted = change.before
-                undone.append(change.room)
             }
         }
         pendingGroups.removeAll { $0.id > after }
         for runtime in changedThisTurn {
             runtime.changedThisTurn = false
-            runtime.room.restore(runtime.submitted)
-            undone.append(runtime)
+            undo(runtime, to: runtime.submitted)
         }
         changedThisTurn.removeAll()
+        retryUndoneReindexes(reindexesUndone)
         stagingGroup = min(stagingGroup, after)
         let errorLine = Self.notSavedLine(reason)
         for session in sessions.values {

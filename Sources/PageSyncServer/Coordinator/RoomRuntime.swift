@@ -14,6 +14,9 @@ final class RoomRuntime {
     var members = MemberSet<Session>()
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
+    /// Set when a change that re-indexed the room was undone (``Coordinator/fail(after:)``): the
+    /// next re-index applies the document again even though its text is the one served.
+    var reindexUndone = false
     /// The state as of the last settled group: what replies rendered on release report.
     var saved: RoomState
     /// The state as of the last group handed to the engine.
