@@ -116,6 +116,63 @@ struct DurabilityTests {
         }
     }
 
+    @Test("the state directory removed while the daemon runs: noticed (within a second when idle), the whole state written again with the same epoch; every reply is OK or ERR 507, and kill -9 keeps every OK",
+          arguments: ["batch", "always"])
+    func stateDirectoryRemovedWhileRunning(durability: String) async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let arguments = ["--wrap", "--durability", durability]
+            let daemon = try await workspace.startDaemon(documents: ["notes.txt"], arguments: arguments)
+            let (client, hello) = try await daemon.join()
+            var lastOK = try await client.ok("GOTO 4")
+            try FileManager.default.removeItem(at: workspace.stateDir)
+
+            // Changes go on: each is saved to the journal written again, or refused.
+            var okAfterRewrite = 0
+            for _ in 0..<400 where okAfterRewrite < 5 {
+                let reply = try await client.command("NEXT").header
+                if reply.kind == "OK" {
+                    lastOK = reply
+                    if daemon.stderr.contains("journal: rewritten with the whole state") { okAfterRewrite += 1 }
+                } else {
+                    #expect(reply.code == 507 && reply.raw.contains("the journal file was removed"), "\(reply)")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(okAfterRewrite == 5, "the journal was not written again: \(daemon.stderr)")
+            #expect(daemon.stderr.contains("the journal file was removed; changes get ERR 507 until the journal can be written again"), "\(daemon.stderr)")
+            #expect(FileManager.default.fileExists(atPath: workspace.stateDir.appendingPathComponent("journal").path))
+
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let second = try await workspace.startDaemon(documents: ["notes.txt"], arguments: arguments)
+            let (_, again) = try await second.join()
+            #expect(again.version == lastOK.version && again.page == lastOK.page, "acknowledged \(lastOK.raw), restarted with \(again.raw)")
+            #expect(again["epoch"] == hello["epoch"], "nothing acknowledged was lost, so the epoch stays")
+        }
+    }
+
+    @Test("the state directory removed while the daemon is idle (batch): within about a second the journal is written again, before any change; kill -9 then keeps the state and the epoch")
+    func stateDirectoryRemovedWhileIdle() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 8))
+            let daemon = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, hello) = try await daemon.join()
+            let saved = try await client.ok("GOTO 5")
+            try await Task.sleep(for: .milliseconds(1_500))  // past the once-a-second sync of that change
+            try FileManager.default.removeItem(at: workspace.stateDir)
+            let journal = workspace.stateDir.appendingPathComponent("journal").path
+            let back = try await eventually(attempts: 250) { FileManager.default.fileExists(atPath: journal) }
+            #expect(back, "no journal 5 s after the state dir was removed: \(daemon.stderr)")
+            #expect(daemon.stderr.contains("journal: the journal file was removed; changes get ERR 507"), "\(daemon.stderr)")
+            daemon.kill9()
+            _ = try await daemon.waitForExit(timeout: .seconds(5))
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again.version == saved.version && again.page == 5 && again["epoch"] == hello["epoch"], "\(again.raw)")
+        }
+    }
+
     @Test("the boot id decides: an unclean stop then a reboot gives a new epoch; a crash without reboot or a clean stop keeps it")
     func rebootAfterUncleanStop() async throws {
         try await withWorkspace { workspace in

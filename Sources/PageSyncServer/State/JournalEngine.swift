@@ -155,7 +155,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         liveSize = encodeSnapshot(Array(rooms.values)).count
         if pipeline.mode == .batch {
             let timer = UV.Timer(loop: loop)
-            timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.perform(self.pipeline.tick()) }
+            timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.tick() }
             syncTimer = timer
         }
         logger.info("journal: \(recovery.recordCount) record(s), \(rooms.count) room(s), \(size) bytes; durability \(pipeline.mode)")
@@ -312,10 +312,30 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         diskBusy = true
         let fd = self.fd
         let started = MonotonicClock.nanoseconds()
-        loop.queueWork({ JournalFile.sync(fd) }) { [self] error in
+        // A sync of a file that was removed saves nothing: that is a failure too.
+        loop.queueWork({ JournalFile.sync(fd) ?? JournalFile.unlinked(fd) }) { [self] error in
             diskBusy = false
             let now = MonotonicClock.nanoseconds()
             perform(pipeline.syncFinished(serial: serial, error: error, at: now, took: now - started))
+            runDeferredDiskJob()
+        }
+    }
+
+    /// Once a second in `batch` mode: sync what is written; with nothing to sync, check that the
+    /// journal is still there, so a state dir removed while the daemon is idle is written again
+    /// (the whole state, with the rooms' epochs) before the next change rather than after it.
+    private func tick() {
+        let actions = pipeline.tick()
+        guard actions.isEmpty else { return perform(actions) }
+        guard !diskBusy, !rewriting, compaction == nil, pipeline.refusal == nil, startupRefusal == nil else { return }
+        diskBusy = true
+        let fd = self.fd
+        loop.queueWork({ JournalFile.unlinked(fd) }) { [self] removed in
+            diskBusy = false
+            if let removed, pipeline.refusal == nil, fd == self.fd {
+                reportOutage(removed)
+                perform(pipeline.refuse(reason: removed))
+            }
             runDeferredDiskJob()
         }
     }

@@ -81,6 +81,15 @@ enum JournalFile {
         return nil
     }
 
+    /// Why the open journal `fd` can no longer be found again after a restart, or nil: it was
+    /// removed (its link count is 0, e.g. the state dir was deleted while the daemon ran), so
+    /// whatever is written to it is lost at the next start.
+    static func unlinked(_ fd: Int32) -> String? {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return String(cString: strerror(errno)) }
+        return status.st_nlink == 0 ? "the journal file was removed" : nil
+    }
+
     /// Syncs a directory, so a rename in it is on the device.
     static func syncDirectory(_ path: String) -> String? {
         let dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -89,10 +98,14 @@ enum JournalFile {
         return fsync(dfd) == 0 ? nil : String(cString: strerror(errno))
     }
 
-    /// Writes `bytes` to a new file `temp` and syncs it, renames it to `final` and syncs the
-    /// directory. Returns the new file's descriptor (not O_APPEND: write at its size).
+    /// Writes `bytes` to a new file `temp` (in `directory`, made first if it is missing) and
+    /// syncs it, renames it to `final` and syncs the directory. Returns the new file's descriptor (not O_APPEND: write at its size).
     /// On failure `temp` is removed. Blocking: thread pool or before the loop runs.
     static func replace(_ final: String, temp: String, directory: String, with bytes: [UInt8]) -> Result<Int32, StateEngineError> {
+        // The state dir may have been removed while the daemon ran: made again, as at start.
+        if access(directory, F_OK) != 0 {
+            do { try makeDirectory(directory) } catch { return .failure(error) }
+        }
         let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return .failure(StateEngineError(reason(temp))) }
         func fail(_ why: String) -> Result<Int32, StateEngineError> {
