@@ -44,7 +44,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Address to listen on (default 127.0.0.1:7777; port 0 picks a free one).", valueName: "host:port"))
     var listen: String?
 
-    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync, or /var/lib/pagesync without $HOME).", valueName: "dir"))
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync, or /var/lib/pagesync without $HOME). One daemon per state dir: a second one is refused.", valueName: "dir"))
     var stateDirectory: String?
 
     @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32 and 2 per room).", valueName: "n"))

@@ -324,6 +324,30 @@ struct DurabilityTests {
         }
     }
 
+    @Test("a second daemon on a state dir in use is refused with one line naming the first (their journals would mix); once the first is gone, even by kill -9, the dir is free")
+    func stateDirectoryInUse() async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 3))
+            let first = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, _) = try await first.join()
+            let saved = try await client.ok("NEXT")
+            let result = try await runProcess(
+                Binaries.pagesyncd(), [workspace.url("notes.txt").path, "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path],
+                timeout: .seconds(20))
+            let lines = result.output.split(separator: "\n")
+            #expect(result.status == 1 && lines.count == 1, "status \(result.status): \(result.output.suffix(500))")
+            #expect(lines.last?.contains("\(workspace.stateDir.path) is in use by another pagesyncd (pid \(first.pid)); each daemon needs its own --state-dir") == true,
+                    "\(result.output.suffix(500))")
+            #expect(try await client.ok("STATUS").version == saved.version, "the first daemon goes on, its state untouched")
+
+            first.kill9()
+            _ = try await first.waitForExit(timeout: .seconds(5))
+            let second = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (_, again) = try await second.join()
+            #expect(again.version == saved.version)
+        }
+    }
+
     @Test("upgrade: <room>.state files of older versions are imported once")
     func upgradeFromStateFiles() async throws {
         try await withWorkspace { workspace in

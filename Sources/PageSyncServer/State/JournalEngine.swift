@@ -62,6 +62,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var compactionBackoffUntil: UInt64 = 0
 
     private var journalPath: String { "\(directory)/journal" }
+    /// `<directory>/lock`, held from ``load()`` until the process ends (``JournalFile/lockDirectory(_:)``).
+    private var lockFD: Int32 = -1
 
     /// An engine over `directory` (created if missing).
     public init(loop: EventLoop, directory: String, durability: Durability, logger: Logger) {
@@ -76,6 +78,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
 
     public func load() throws(StateEngineError) -> LoadedState {
         try JournalFile.makeDirectory(directory)
+        if lockFD < 0 { lockFD = try JournalFile.lockDirectory(directory) }
         unlink("\(directory)/journal.compact")
         unlink("\(directory)/journal.rewrite")
         fd = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

@@ -23,6 +23,28 @@ enum JournalFile {
         }
     }
 
+    /// Takes `<directory>/lock` (an exclusive `flock`, held while the descriptor is open; the
+    /// kernel lets go when the process ends, even by `kill -9`) and writes this process's id
+    /// into it. Two daemons on one state dir would write one journal over each other: the
+    /// second is refused, naming the first.
+    static func lockDirectory(_ directory: String) throws(StateEngineError) -> Int32 {
+        let path = "\(directory)/lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw StateEngineError(reason(path)) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            let holder = (try? readAll(fd).get()).map { String(decoding: $0.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self) } ?? ""
+            close(fd)
+            guard code == EWOULDBLOCK else { throw StateEngineError(reason("\(path): lock", code)) }
+            let who = Int32(holder).map { "another pagesyncd (pid \($0))" } ?? "another pagesyncd"
+            throw StateEngineError("\(directory) is in use by \(who); each daemon needs its own --state-dir")
+        }
+        let text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeBytes { writeAll(fd, $0, at: 0) }
+        return fd
+    }
+
     /// The whole content of the file at `fd`, from offset 0 (also for /proc files, whose
     /// size reads as 0).
     static func readAll(_ fd: Int32) -> Result<[UInt8], StateEngineError> {
