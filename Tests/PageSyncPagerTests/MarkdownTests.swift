@@ -39,6 +39,21 @@ private let bold = "\u{1B}[1m"
         ])
     }
 
+    /// cmark-gfm shares the extensions' special characters between parsers; parses on several
+    /// threads at once must each still see strikethrough and tables.
+    @Test func parsesOnManyThreadsAtOnceKeepTheirExtensions() async {
+        let markdown = "| x |\n|---|\n| ~~a~~ |\n\n~~b~~ and ~~c~~\n"
+        let expected = CmarkParser.parse(markdown)
+        #expect(expected.count == 2 && "\(expected)".split(separator: "strikethrough", omittingEmptySubsequences: false).count == 4, "\(expected)")
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask { (0..<2_000).reduce(0) { count, _ in count + (CmarkParser.parse(markdown) == expected ? 0 : 1) } }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0, "\(mismatches) of 16,000 parses on 8 threads differed")
+    }
+
     @Test func gfmTablesAndStrikethrough() {
         let blocks = CmarkParser.parse("""
             | name | n |
