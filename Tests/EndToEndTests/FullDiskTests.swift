@@ -28,6 +28,15 @@ enum SmallDisk {
         return status
     }
 
+    /// Runs `body` with a 256 KiB tmpfs mounted at `<workspace>/small`, unmounted after.
+    static func withMount<T>(in workspace: Workspace, _ body: (URL) async throws -> T) async throws -> T {
+        let mount = workspace.url("small")
+        try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
+        try #require(run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.path]) == 0)
+        defer { run("/bin/umount", ["-l", mount.path]) }
+        return try await body(mount)
+    }
+
     /// Writes to `path` until the file system is full.
     static func fill(_ path: String) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -48,121 +57,118 @@ struct FullDiskTests {
     func fullDisk(durability: String) async throws {
         try await withWorkspace { workspace in
             try workspace.write("talk.txt", Documents.formFeed(pages: 9))
-            let mount = workspace.url("small")
-            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
-            try #require(SmallDisk.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.path]) == 0)
-            defer { SmallDisk.run("/bin/umount", ["-l", mount.path]) }
-            let state = mount.appendingPathComponent("state").path
-            let arguments = ["--wrap", "--durability", durability, "--state-dir", state]
+            try await SmallDisk.withMount(in: workspace) { mount in
+                let state = mount.appendingPathComponent("state").path
+                let arguments = ["--wrap", "--durability", durability, "--state-dir", state]
 
-            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
-            let (turner, hello) = try await daemon.join(label: "turner")
-            let (follower, _) = try await daemon.join(label: "follower")
-            var lastOK = try #require(hello.version)
-            var lastOKPage = hello.page
-            SmallDisk.fill(mount.appendingPathComponent("filler").path)
+                let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+                let (turner, hello) = try await daemon.join(label: "turner")
+                let (follower, _) = try await daemon.join(label: "follower")
+                var lastOK = try #require(hello.version)
+                var lastOKPage = hello.page
+                SmallDisk.fill(mount.appendingPathComponent("filler").path)
 
-            var refused = 0
-            for _ in 0..<300 {
-                let reply = try await turner.command("NEXT")
-                if reply.header.kind == "OK" {
-                    lastOK = try #require(reply.header.version)
-                    lastOKPage = reply.header.page
-                } else {
-                    #expect(reply.header.code == 507, "\(reply.header)")
-                    #expect(reply.header.raw.contains("state not saved: No space left on device"), "\(reply.header)")
-                    refused += 1
+                var refused = 0
+                for _ in 0..<300 {
+                    let reply = try await turner.command("NEXT")
+                    if reply.header.kind == "OK" {
+                        lastOK = try #require(reply.header.version)
+                        lastOKPage = reply.header.page
+                    } else {
+                        #expect(reply.header.code == 507, "\(reply.header)")
+                        #expect(reply.header.raw.contains("state not saved: No space left on device"), "\(reply.header)")
+                        refused += 1
+                    }
                 }
-            }
-            #expect(refused > 0, "the disk filled up")
-            let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
-            #expect(seen.allSatisfy { ($0.version ?? .max) <= lastOK }, "a follower saw a change that was not saved: \(seen.last.map(\.raw) ?? "")")
-            #expect(seen.last?.version == lastOK, "followers have the last saved state")
-            let status = try await turner.ok("STATUS")
-            #expect(status.version == lastOK && status.page == lastOKPage, "reads work and report the saved state: \(status)")
-            #expect(try await turner.command("TEXT").header.kind == "OK")
-            let failures = daemon.stderr.components(separatedBy: "No space left on device").count - 1
-            #expect(failures >= 1 && failures <= 3, "the cause is logged once, not per change (\(failures) lines)")
+                #expect(refused > 0, "the disk filled up")
+                let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
+                #expect(seen.allSatisfy { ($0.version ?? .max) <= lastOK }, "a follower saw a change that was not saved: \(seen.last.map(\.raw) ?? "")")
+                #expect(seen.last?.version == lastOK, "followers have the last saved state")
+                let status = try await turner.ok("STATUS")
+                #expect(status.version == lastOK && status.page == lastOKPage, "reads work and report the saved state: \(status)")
+                #expect(try await turner.command("TEXT").header.kind == "OK")
+                let failures = daemon.stderr.components(separatedBy: "No space left on device").count - 1
+                #expect(failures >= 1 && failures <= 3, "the cause is logged once, not per change (\(failures) lines)")
 
-            // kill -9 while still full, then a restart (still full): every OK is there.
-            daemon.kill9()
-            _ = try await daemon.waitForExit(timeout: .seconds(5))
-            let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
-            let (client, again) = try await second.join()
-            #expect(again.version == lastOK && again.page == lastOKPage, "acknowledged v\(lastOK), restarted with \(again)")
+                // kill -9 while still full, then a restart (still full): every OK is there.
+                daemon.kill9()
+                _ = try await daemon.waitForExit(timeout: .seconds(5))
+                let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+                let (client, again) = try await second.join()
+                #expect(again.version == lastOK && again.page == lastOKPage, "acknowledged v\(lastOK), restarted with \(again)")
 
-            // Space returns: changes work again without a restart (the first may still be refused
-            // while the journal is being rewritten in the background).
-            unlink(mount.appendingPathComponent("filler").path)
-            var recovered: ServerLine?
-            for _ in 0..<50 {
-                let reply = try await client.command("NEXT")
-                if reply.header.kind == "OK" { recovered = reply.header; break }
-                #expect(reply.header.code == 507, "\(reply.header)")
-                try await Task.sleep(for: .milliseconds(100))
+                // Space returns: changes work again without a restart (the first may still be refused
+                // while the journal is being rewritten in the background).
+                unlink(mount.appendingPathComponent("filler").path)
+                var recovered: ServerLine?
+                for _ in 0..<50 {
+                    let reply = try await client.command("NEXT")
+                    if reply.header.kind == "OK" { recovered = reply.header; break }
+                    #expect(reply.header.code == 507, "\(reply.header)")
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                let ok = try #require(recovered, "no change succeeded within 5 s of freeing space")
+                #expect(ok.version == lastOK + 1, "versions go on from the last saved one: \(ok)")
+                second.kill9()
+                _ = try await second.waitForExit(timeout: .seconds(5))
+                let third = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+                let (_, last) = try await third.join()
+                #expect(last.version == ok.version && last["epoch"] == hello["epoch"], "\(last)")
             }
-            let ok = try #require(recovered, "no change succeeded within 5 s of freeing space")
-            #expect(ok.version == lastOK + 1, "versions go on from the last saved one: \(ok)")
-            second.kill9()
-            _ = try await second.waitForExit(timeout: .seconds(5))
-            let third = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
-            let (_, last) = try await third.join()
-            #expect(last.version == ok.version && last["epoch"] == hello["epoch"], "\(last)")
         }
     }
+
     @Test("a re-index whose record cannot be saved on a full disk is undone, then applied again once it can be: doc= comes to match the text TEXT serves",
           .enabled(if: SmallDisk.canMount, "skipped: mounting a 256 KiB tmpfs needs root"))
     func reindexOnFullDisk() async throws {
         try await withWorkspace { workspace in
             try workspace.write("talk.txt", Documents.formFeed(pages: 9))
-            let mount = workspace.url("small")
-            try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
-            try #require(SmallDisk.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.path]) == 0)
-            defer { SmallDisk.run("/bin/umount", ["-l", mount.path]) }
-            let arguments = ["--wrap", "--state-dir", mount.appendingPathComponent("state").path]
-            let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
-            let (client, hello) = try await daemon.join(label: "client")
-            let (follower, _) = try await daemon.join(label: "follower")
-            let oldDoc = try #require(hello["doc"])
-            SmallDisk.fill(mount.appendingPathComponent("filler").path)
-            // Changes use up the zeros written ahead of the records, until one cannot be saved.
-            var full = false
-            for _ in 0..<20_000 where !full {
-                let reply = try await client.command("NEXT").header
-                full = reply.code == 507
-                if !full { try #require(reply.kind == "OK", "\(reply)") }
+            try await SmallDisk.withMount(in: workspace) { mount in
+                let arguments = ["--wrap", "--state-dir", mount.appendingPathComponent("state").path]
+                let daemon = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+                let (client, hello) = try await daemon.join(label: "client")
+                let (follower, _) = try await daemon.join(label: "follower")
+                let oldDoc = try #require(hello["doc"])
+                SmallDisk.fill(mount.appendingPathComponent("filler").path)
+                // Changes use up the zeros written ahead of the records, until one cannot be saved.
+                var full = false
+                for _ in 0..<20_000 where !full {
+                    let reply = try await client.command("NEXT").header
+                    full = reply.code == 507
+                    if !full { try #require(reply.kind == "OK", "\(reply)") }
+                }
+                try #require(full, "no change was refused on the full disk")
+
+                // The presenter saves an edit that drops 4 pages; its record cannot be written.
+                try workspace.write("talk.txt", Documents.formFeed(pages: 5))
+                let reindexed = try await eventually(attempts: 500) { daemon.stderr.contains("re-indexed, 5 page(s)") }
+                try #require(reindexed, "the edit was not re-indexed: \(daemon.stderr)")
+                let text = try await client.command("TEXT 1").header
+                let newDoc = try #require(text["doc"])
+                #expect(newDoc != oldDoc && text["pages"] == "5", "TEXT serves the edited document: \(text)")
+                #expect(try await client.ok("STATUS")["doc"] == oldDoc, "nothing unsaved is reported while the disk is full")
+
+                // Space returns: within a few seconds the room names the document it serves, and
+                // followers hear of it.
+                unlink(mount.appendingPathComponent("filler").path)
+                var status: ServerLine?
+                let matched = try await eventually(attempts: 250) {
+                    status = try await client.ok("STATUS")
+                    return status?["doc"] == newDoc
+                }
+                #expect(matched, "the room's doc= stays \(status?["doc"] ?? "?") while TEXT serves \(newDoc)")
+                #expect(status?["pages"] == "5")
+                let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
+                #expect(seen.last?["doc"] == newDoc, "the follower's last PAGE: \(seen.last?.raw ?? "none")")
+
+                // And it was saved: after kill -9 the room comes back as it was.
+                let saved = try #require(status?.version)
+                daemon.kill9()
+                _ = try await daemon.waitForExit(timeout: .seconds(5))
+                let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
+                let (_, again) = try await second.join()
+                #expect(again["doc"] == newDoc && again.version == saved && again["epoch"] == hello["epoch"], "\(again)")
             }
-            try #require(full, "no change was refused on the full disk")
-
-            // The presenter saves an edit that drops 4 pages; its record cannot be written.
-            try workspace.write("talk.txt", Documents.formFeed(pages: 5))
-            let reindexed = try await eventually(attempts: 500) { daemon.stderr.contains("re-indexed, 5 page(s)") }
-            try #require(reindexed, "the edit was not re-indexed: \(daemon.stderr)")
-            let text = try await client.command("TEXT 1").header
-            let newDoc = try #require(text["doc"])
-            #expect(newDoc != oldDoc && text["pages"] == "5", "TEXT serves the edited document: \(text)")
-            #expect(try await client.ok("STATUS")["doc"] == oldDoc, "nothing unsaved is reported while the disk is full")
-
-            // Space returns: within a few seconds the room names the document it serves, and
-            // followers hear of it.
-            unlink(mount.appendingPathComponent("filler").path)
-            var status: ServerLine?
-            let matched = try await eventually(attempts: 250) {
-                status = try await client.ok("STATUS")
-                return status?["doc"] == newDoc
-            }
-            #expect(matched, "the room's doc= stays \(status?["doc"] ?? "?") while TEXT serves \(newDoc)")
-            #expect(status?["pages"] == "5")
-            let seen = try await follower.sync().map(ServerLine.init).filter { $0.kind == "PAGE" }
-            #expect(seen.last?["doc"] == newDoc, "the follower's last PAGE: \(seen.last?.raw ?? "none")")
-
-            // And it was saved: after kill -9 the room comes back as it was.
-            let saved = try #require(status?.version)
-            daemon.kill9()
-            _ = try await daemon.waitForExit(timeout: .seconds(5))
-            let second = try await workspace.startDaemon(documents: ["talk.txt"], arguments: arguments)
-            let (_, again) = try await second.join()
-            #expect(again["doc"] == newDoc && again.version == saved && again["epoch"] == hello["epoch"], "\(again)")
         }
     }
 }
