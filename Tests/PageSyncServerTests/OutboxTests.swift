@@ -154,9 +154,22 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
         var o = Outbox()
         o.offer(line("PAGE v1"), group: 0, backedUp: true)
         o.stage(.bytes(Array("OK BYE\n".utf8)), group: 0, backedUp: true)
-        o.close()
+        o.close(backedUp: true)
         o.offer(line("PAGE v2"), group: 0, backedUp: false)
         #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "OK BYE\n")
         #expect(o.isEmpty, "nothing holds the connection open")
+    }
+
+    /// A client that half-closed right after its NEXT: the PAGE it was offered before the close
+    /// follows its OK, as it would have on an open connection.
+    @Test func aClientThatKeepsUpGetsTheStateItWasOfferedBeforeTheClose() {
+        var o = Outbox()
+        o.stage(.bytes(Array("OK page=2\n".utf8)), group: 1, backedUp: false)
+        o.offer(line("PAGE v2"), group: 1, backedUp: false)
+        o.close(backedUp: false)
+        o.offer(line("PAGE v3"), group: 2, backedUp: false)
+        #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "", "both wait for their group")
+        #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK page=2\nPAGE v2\n")
+        #expect(o.isEmpty)
     }
 }

@@ -175,7 +175,7 @@ extension Coordinator {
     func closeAfterFlush(_ session: Session) {
         guard session.outbox.state != .closed else { return }
         catchUp(session)
-        session.outbox.close()
+        session.outbox.close(backedUp: session.backedUp)
         session.connection.stopReading()
         queueFlush(session)
     }

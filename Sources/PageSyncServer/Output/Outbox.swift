@@ -164,8 +164,12 @@ package struct Outbox {
     /// Forgets the slot (the client moved to another room).
     package mutating func dropLatest() { latest = nil }
 
-    /// The client is to be closed once what is staged has left: no event comes after its last reply.
-    package mutating func close() {
+    /// The client is to be closed once what is staged has left. The state it was offered last
+    /// leaves first, as before a reply staged now, unless the client is backed up (then only
+    /// what is staged does); nothing offered after this leaves. (A client that half-closed
+    /// right after its NEXT gets its OK and then the PAGE, however the turns fell.)
+    package mutating func close(backedUp: Bool) {
+        if let slot = latest, !backedUp { append(.event(slot.line), group: slot.group) }
         state = .closing
         latest = nil
     }
