@@ -384,7 +384,7 @@ extension PagerModel {
         let start = pending.forward ? -1 : text.count
         if let line = PageSearch.find(pattern, in: text, from: start, forward: pending.forward, filter: filter) {
             show(match: line, pattern: pattern)
-            message = "/\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
+            message = "\(searchPrompt)\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
         } else {
             goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward, origin: pending.origin)
         }
@@ -411,8 +411,11 @@ extension PagerModel {
         viewport.set(Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset, rowCount: rows.count,
                      height: contentHeight)
         let number = (shownWindow?.firstLine ?? 0) + line + 1
-        message = "/\(pattern.text): line \(number)"
+        message = "\(searchPrompt)\(pattern.text): line \(number)"
     }
+
+    /// `/` or `?`, as the last search was typed (n and N keep it), for the match message.
+    private var searchPrompt: String { lastSearch?.forward == false ? "?" : "/" }
 
     /// `&pattern`: show only matching lines (`&!pattern`: only the others); empty shows every line again.
     mutating func applyFilter(_ text: String) {

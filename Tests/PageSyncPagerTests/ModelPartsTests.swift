@@ -40,8 +40,10 @@ import PageSyncPager
         var h = HelpScreen()
         var close = false
         #expect(h.handle(.char("j"), halfPage: 5, close: &close) && h.offset == 1)
-        #expect(h.handle(.char(" "), halfPage: 5, close: &close) && h.offset == 6)
+        #expect(h.handle(.char(" "), halfPage: 5, close: &close) && h.offset == 11, "Space: a whole screen, as on a page")
         #expect(h.handle(.char("b"), halfPage: 5, close: &close) && h.offset == 1)
+        #expect(h.handle(.char("d"), halfPage: 5, close: &close) && h.offset == 6)
+        #expect(h.handle(.char("u"), halfPage: 5, close: &close) && h.offset == 1)
         #expect(h.handle(.char("k"), halfPage: 5, close: &close) && h.handle(.up, halfPage: 5, close: &close))
         #expect(h.offset == 0)
         #expect(!h.handle(.char("z"), halfPage: 5, close: &close))
@@ -50,6 +52,24 @@ import PageSyncPager
         _ = h.handle(.char("d"), halfPage: 50, close: &close)
         h.clamp(maxOffset: 7)
         #expect(h.offset == 7)
+    }
+
+    @Test(arguments: [Key.char("G"), .char(">"), .end])
+    func endKeysGoToTheLastScreen(key: Key) {
+        var h = HelpScreen()
+        var close = false
+        #expect(h.handle(key, halfPage: 5, close: &close) && !close)
+        h.clamp(maxOffset: 23)
+        #expect(h.offset == 23)
+    }
+
+    @Test(arguments: [Key.char("g"), .char("<"), .home])
+    func topKeysGoToTheTop(key: Key) {
+        var h = HelpScreen()
+        var close = false
+        _ = h.handle(.char("d"), halfPage: 9, close: &close)
+        #expect(h.offset == 9)
+        #expect(h.handle(key, halfPage: 9, close: &close) && h.offset == 0 && !close)
     }
 }
 

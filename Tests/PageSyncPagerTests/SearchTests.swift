@@ -300,7 +300,7 @@ private let off = SearchHighlighter.markOff
         var slide = Harness(hello: hello(page: 2, pages: 3), text: ["one", "two apple", "three"], options: small)
         slide.type("?apple")
         slide.keys(.enter)
-        #expect(slide.model.message == "/apple: line 2")
+        #expect(slide.model.message == "?apple: line 2", "a ? search is reported as typed")
         #expect(slide.model.mode == .following)
         #expect(slide.sent() == [])
         // A long page: the last match on screen or above it, not only above the top line.
@@ -310,13 +310,13 @@ private let off = SearchHighlighter.markOff
         h.keys(.char("1"), .char("2"), .char("j"))  // lines 13-22 on screen
         h.type("?apple")
         h.keys(.enter)
-        #expect(h.model.message == "/apple: line 16")
+        #expect(h.model.message == "?apple: line 16")
         h.type("N")  // the other way: forward from that match
-        #expect(h.model.message == "/apple: line 26")
+        #expect(h.model.message == "?apple: line 26")
         h.type("n")
-        #expect(h.model.message == "/apple: line 16")
+        #expect(h.model.message == "?apple: line 16")
         h.type("n")
-        #expect(h.model.message == "/apple: line 4")
+        #expect(h.model.message == "?apple: line 4")
     }
 
     @Test func nAndNGoOnFromTheScreenOnceYouHaveScrolled() {
