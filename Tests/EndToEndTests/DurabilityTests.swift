@@ -152,19 +152,29 @@ struct DurabilityTests {
         }
     }
 
-    @Test("the state directory removed while the daemon is idle (batch): within about a second the journal is written again, before any change; kill -9 then keeps the state and the epoch")
-    func stateDirectoryRemovedWhileIdle() async throws {
+    @Test("the state directory removed, or the journal moved aside, while the daemon is idle (batch): within about a second the journal is written again where a start looks, before any change, and the dir is locked again; kill -9 then keeps the state and the epoch",
+          arguments: ["remove the state dir", "move the journal"])
+    func journalGoneWhileIdle(how: String) async throws {
         try await withWorkspace { workspace in
             try workspace.write("notes.txt", Documents.formFeed(pages: 8))
             let daemon = try await workspace.startDaemon(documents: ["notes.txt"])
             let (client, hello) = try await daemon.join()
             let saved = try await client.ok("GOTO 5")
             try await Task.sleep(for: .milliseconds(1_500))  // past the once-a-second sync of that change
-            try FileManager.default.removeItem(at: workspace.stateDir)
             let journal = workspace.stateDir.appendingPathComponent("journal").path
+            if how == "move the journal" {
+                #expect(rename(journal, journal + ".old") == 0)
+            } else {
+                try FileManager.default.removeItem(at: workspace.stateDir)
+            }
             let back = try await eventually(attempts: 250) { FileManager.default.fileExists(atPath: journal) }
-            #expect(back, "no journal 5 s after the state dir was removed: \(daemon.stderr)")
-            #expect(daemon.stderr.contains("journal: the journal file was removed; changes get ERR 507"), "\(daemon.stderr)")
+            #expect(back, "no journal 5 s after (\(how)): \(daemon.stderr)")
+            let reason = how == "move the journal" ? "moved or replaced" : "removed"
+            #expect(daemon.stderr.contains("journal: the journal file was \(reason); changes get ERR 507"), "\(daemon.stderr)")
+            let rival = try await runProcess(
+                Binaries.pagesyncd(), [workspace.url("notes.txt").path, "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path],
+                timeout: .seconds(20))
+            #expect(rival.status == 1 && rival.output.contains("is in use by another pagesyncd (pid \(daemon.pid))"), "\(rival.output.suffix(300))")
             daemon.kill9()
             _ = try await daemon.waitForExit(timeout: .seconds(5))
             let second = try await workspace.startDaemon(documents: ["notes.txt"])

@@ -315,8 +315,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         diskBusy = true
         let fd = self.fd
         let started = MonotonicClock.nanoseconds()
-        // A sync of a file that was removed saves nothing: that is a failure too.
-        loop.queueWork({ JournalFile.sync(fd) ?? JournalFile.unlinked(fd) }) { [self] error in
+        // A sync of a file the next start will not find saves nothing: that is a failure too.
+        let path = journalPath
+        loop.queueWork({ JournalFile.sync(fd) ?? JournalFile.detached(fd, from: path) }) { [self] error in
             diskBusy = false
             let now = MonotonicClock.nanoseconds()
             perform(pipeline.syncFinished(serial: serial, error: error, at: now, took: now - started))
@@ -333,7 +334,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         guard !diskBusy, !rewriting, compaction == nil, pipeline.refusal == nil, startupRefusal == nil else { return }
         diskBusy = true
         let fd = self.fd
-        loop.queueWork({ JournalFile.unlinked(fd) }) { [self] removed in
+        let path = journalPath
+        loop.queueWork({ JournalFile.detached(fd, from: path) }) { [self] removed in
             diskBusy = false
             if let removed, pipeline.refusal == nil, fd == self.fd {
                 reportOutage(removed)
@@ -362,9 +364,23 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         if compaction != nil { abandonCompaction("a failure interrupted compaction") }
         rewriting = true
         let bytes = encodeSnapshot(snapshot())
-        let (path, temp, dir) = (journalPath, "\(directory)/journal.rewrite", directory)
-        loop.queueWork({ JournalFile.replace(path, temp: temp, directory: dir, with: bytes) }) { [self] result in
+        let (path, temp, dir, lock) = (journalPath, "\(directory)/journal.rewrite", directory, lockFD)
+        loop.queueWork({ () -> (Result<Int32, StateEngineError>, Result<Int32, StateEngineError>?) in
+            let result = JournalFile.replace(path, temp: temp, directory: dir, with: bytes)
+            // A state dir made again has no lock: this daemon takes it again.
+            guard case .success = result, lock >= 0 else { return (result, nil) }
+            return (result, JournalFile.relock(lock, dir))
+        }) { [self] (result, relocked) in
             rewriting = false
+            switch relocked {
+            case .success(let fresh)?:
+                close(lockFD)
+                lockFD = fresh
+            case .failure(let error)?:
+                logger.error("journal: cannot lock the state dir made again: \(error)")
+            case nil:
+                break
+            }
             switch result {
             case .success(let newFD):
                 adopt(newFD, size: bytes.count)

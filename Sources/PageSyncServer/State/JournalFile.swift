@@ -45,6 +45,20 @@ enum JournalFile {
         return fd
     }
 
+    /// After the state dir was made again (``replace(_:temp:directory:with:)``): the lock held
+    /// by `held` is on a file no longer in `directory`, so another daemon could take the dir.
+    /// Takes `<directory>/lock` again and returns its descriptor (the caller closes `held`),
+    /// nil when `held` is still the dir's lock, or why it cannot.
+    static func relock(_ held: Int32, _ directory: String) -> Result<Int32, StateEngineError>? {
+        var open = stat()
+        var named = stat()
+        if fstat(held, &open) == 0, stat("\(directory)/lock", &named) == 0,
+           named.st_dev == open.st_dev, named.st_ino == open.st_ino {
+            return nil
+        }
+        return Result { () throws(StateEngineError) in try lockDirectory(directory) }
+    }
+
     /// The whole content of the file at `fd`, from offset 0 (also for /proc files, whose
     /// size reads as 0).
     static func readAll(_ fd: Int32) -> Result<[UInt8], StateEngineError> {
@@ -103,13 +117,19 @@ enum JournalFile {
         return nil
     }
 
-    /// Why the open journal `fd` can no longer be found again after a restart, or nil: it was
-    /// removed (its link count is 0, e.g. the state dir was deleted while the daemon ran), so
-    /// whatever is written to it is lost at the next start.
-    static func unlinked(_ fd: Int32) -> String? {
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { return String(cString: strerror(errno)) }
-        return status.st_nlink == 0 ? "the journal file was removed" : nil
+    /// Why the open journal `fd` would not be found at `path` by the next start, or nil: it was
+    /// removed (its link count is 0, e.g. the state dir was deleted while the daemon ran), or
+    /// moved or replaced (`path` names another file, or none), so whatever is written to it is
+    /// lost at the next start.
+    static func detached(_ fd: Int32, from path: String) -> String? {
+        var open = stat()
+        guard fstat(fd, &open) == 0 else { return String(cString: strerror(errno)) }
+        if open.st_nlink == 0 { return "the journal file was removed" }
+        var named = stat()
+        guard stat(path, &named) == 0, named.st_dev == open.st_dev, named.st_ino == open.st_ino else {
+            return "the journal file was moved or replaced"
+        }
+        return nil
     }
 
     /// Syncs a directory, so a rename in it is on the device.
