@@ -83,6 +83,33 @@ struct TLSTests {
         }
     }
 
+    @Test("socat - OPENSSL: as README shows it: lines sent before its close_notify get their replies")
+    func socatHalfCloseGetsTheReplies() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/socat") else {
+            cannotRunHere(skipped: "socat is not installed", underCI: "socat is not installed (scripts/test installs it)")
+            return
+        }
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        // At the end of its input socat sends close_notify and reads on, as `nc -N` half-closes.
+        // With --durability always the OK waits for an fsync, so the close_notify is always in
+        // before the reply is written. (-t 10: socat's default 0.5 s wait for the reply is not
+        // the subject here.)
+        // (Eight times: when the close_notify comes in after the reply left, nothing is lost.)
+        let tenPages = ["doc.txt": Documents.formFeed(pages: 10)] as KeyValuePairs
+        try await withDaemon(tenPages, arguments: Self.tlsArguments(certs) + ["--durability", "always"]) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            for page in 2...9 {
+                let result = try await sh(
+                    "printf 'next\\n' | timeout 20 socat -t 10 - OPENSSL:127.0.0.1:\(port),cafile=\(shellQuoted(certs.caFile))",
+                    in: workspace)
+                let lines = result.output.split(separator: "\n").map(String.init)
+                #expect(lines.first?.hasPrefix("HELLO pagesync/1 ") == true, "\(lines)")
+                #expect(lines.contains { $0.hasPrefix("OK page=\(page) ") }, "the reply to NEXT: \(lines)")
+            }
+        }
+    }
+
     @Test("TLS set up wrong: the daemon exits with one clear line instead of serving without it")
     func neverFailsOpen() async throws {
         let certs = try TestCertificates()

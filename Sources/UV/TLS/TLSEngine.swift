@@ -15,7 +15,8 @@ public final class TLSEngine {
         case handshaking
         /// Application data flows both ways.
         case established
-        /// The peer sent close_notify, or ``shutdown()`` was called.
+        /// The peer sent close_notify, or ``shutdown()`` was called. After the peer's close_notify
+        /// (and until ``shutdown()``) plaintext is still sent: see ``send(_:)``.
         case closed
         /// A fatal error; see ``failure``.
         case failed
@@ -43,6 +44,10 @@ public final class TLSEngine {
     /// The error that failed the session, once ``state`` is `.failed`.
     public private(set) var failure: TLSError?
     private let expectedHost: String?
+    /// The peer sent close_notify and ``shutdown()`` was not called yet: the peer's half is
+    /// closed, ours is not (a half-close, as with TCP: `printf 'next\n' | socat - OPENSSL:...`
+    /// sends its line and close_notify, then reads the reply).
+    private var peerClosedFirst = false
 
     /// A session using `context`. A client context needs `serverName`: the host name (or IP
     /// literal) the certificate must match, also sent as SNI when it is a name. A client engine
@@ -146,6 +151,7 @@ public final class TLSEngine {
                 return .needsInput
             case SSL_ERROR_ZERO_RETURN:
                 state = .closed
+                peerClosedFirst = true
                 return .peerClosed
             default:
                 return .failed(fail(.openSSL("TLS error")))
@@ -162,13 +168,15 @@ public final class TLSEngine {
     }
 
     /// Encrypts `plaintext` into the output, or keeps a copy until the handshake completes.
-    /// Ignored once closed or failed.
+    /// Ignored once failed or after ``shutdown()``; after the peer's close_notify it is still
+    /// sent (the replies to what the peer sent before closing its half).
     public func send(_ plaintext: UnsafeRawBufferPointer) {
         guard plaintext.count > 0 else { return }
         switch state {
         case .handshaking: pending.append(contentsOf: plaintext)
         case .established: encrypt(plaintext)
-        case .closed, .failed: break
+        case .closed: if peerClosedFirst { encrypt(plaintext) }
+        case .failed: break
         }
     }
 
@@ -178,13 +186,15 @@ public final class TLSEngine {
         buffers.takeOutput(body)
     }
 
-    /// Sends close_notify (into the output) and stops accepting plaintext. Idempotent.
+    /// Sends close_notify (into the output; also in answer to the peer's) and stops accepting
+    /// plaintext. Idempotent.
     public func shutdown() {
-        guard state == .established || state == .handshaking else { return }
-        if state == .established {
+        guard state == .established || state == .handshaking || peerClosedFirst else { return }
+        if state == .established || peerClosedFirst {
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
         }
+        peerClosedFirst = false
         state = .closed
         pending = []
     }
