@@ -119,6 +119,31 @@ struct TLSOperationsTests {
         }
     }
 
+    @Test("refused for max-clients or max-clients-per-address: a TLS client reads ERR 503, a socket that never speaks TLS is closed after the handshake timeout")
+    func refusedTLSConnectionsAreBounded() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        for limit in [["--max-clients", "1"], ["--max-clients-per-address", "1"]] {
+            let arguments = TLSTests.tlsArguments(certs) + limit + ["--tls-handshake-timeout", "1"]
+            try await withDaemon(Self.fivePages, arguments: arguments) { daemon, workspace in
+                let port = try await tlsPort(daemon)
+                let (first, _) = try await TLSLineClient.join(port: port, caFile: certs.caFile, in: workspace, label: "first")
+                defer { first.close() }
+                // The refusal must be readable over TLS before the close.
+                let second = try TLSLineClient(port: port, caFile: certs.caFile, in: workspace, label: "second")
+                defer { second.close() }
+                let refusal = try await second.client.readLine()
+                #expect(refusal.hasPrefix("ERR 503 "), "\(limit): \(refusal); \(second.errors)")
+                // Refused, and never a handshake: closed like any connection that does not
+                // complete one, not held until the peer goes (each would keep a descriptor).
+                let silent = try await LineClient.connect(port: port, label: "silent")
+                defer { silent.close() }
+                try await silent.expectClosed()
+                #expect(try await first.client.ok("PING").kind == "OK")
+            }
+        }
+    }
+
     @Test("--tls-handshake-timeout out of range is refused in one line")
     func handshakeTimeoutValidated() async throws {
         let certs = try TestCertificates()

@@ -59,13 +59,24 @@ extension Coordinator {
             return
         }
         let id = nextSessionID
+        let connection: TLSConnection
         do throws(TLSError) {
-            accept(try TLSConnection(tcp, loop: loop, context: context))
+            connection = try TLSConnection(tcp, loop: loop, context: context)
         } catch {
             logger.error("TLS session for \(tcp.peerDescription): \(error)")
             return
         }
-        if sessions[id] != nil { trackHandshake(id) }
+        accept(connection)
+        if sessions[id] != nil {
+            trackHandshake(id)
+        } else if connection.isHandshaking && !connection.isClosed {
+            // Refused: its ERR 503 waits for the handshake, which must not take longer than
+            // anyone's (otherwise each socket that never speaks TLS holds a descriptor for good).
+            let refusedID = nextRefusedHandshakeID
+            nextRefusedHandshakeID -= 1
+            refusedHandshakes[refusedID] = connection
+            trackHandshake(refusedID)
+        }
     }
 
     // MARK: - Handshake timeout
@@ -90,11 +101,18 @@ extension Coordinator {
     private func closeStalledHandshakes() {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
         handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
+        // Refused connections whose handshake ended (their ERR 503 sent, or failed) are done.
+        refusedHandshakes = refusedHandshakes.filter { $0.value.isHandshaking && !$0.value.isClosed }
         let due = handshakeTracker.expire(now: MonotonicClock.milliseconds()) { id in
-            guard let connection = sessions[id]?.connection as? TLSConnection else { return false }
+            guard let connection = id < 0 ? refusedHandshakes[id] : sessions[id]?.connection as? TLSConnection else { return false }
             return connection.isHandshaking && !connection.isClosed
         }
         for id in due {
+            if let refused = refusedHandshakes.removeValue(forKey: id) {
+                logger.debug("closing \(refused.peerDescription): refused, and no TLS handshake within \(seconds) s")
+                refused.close()
+                continue
+            }
             guard let session = sessions[id] else { continue }
             logger.info("closing \(session.connection.peerDescription): no TLS handshake within \(seconds) s")
             disconnect(session, reason: "no TLS handshake within \(seconds) s")
