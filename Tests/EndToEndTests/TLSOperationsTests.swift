@@ -144,6 +144,33 @@ struct TLSOperationsTests {
         }
     }
 
+    @Test("SIGHUP with an expired certificate keeps the previous one; starting with one warns")
+    func expiredCertificate() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let expired = try certs.makeLeaf("expired", days: -1)
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            try FileManager.default.removeItem(atPath: certs.certificateFile)
+            try FileManager.default.copyItem(atPath: expired.cert, toPath: certs.certificateFile)
+            try FileManager.default.removeItem(atPath: certs.keyFile)
+            try FileManager.default.copyItem(atPath: expired.key, toPath: certs.keyFile)
+            daemon.send(signal: SIGHUP)
+            try await Self.waitForLog(daemon, "reloaded: ")
+            let line = daemon.stderr.split(separator: "\n").first { $0.contains("reload: TLS") } ?? ""
+            #expect(line.contains("error") && line.contains("reload: TLS: certificate \(certs.certificateFile) has expired (")
+                        && line.hasSuffix("; keeping the previous certificate"), "\(line)")
+            // New connections still get the valid certificate.
+            #expect(try await Self.presentedSubject(port: port, caFile: certs.caFile, in: workspace) == "subject=CN = server")
+        }
+        // At start there is no previous one: it is served (plaintext clients are not kept
+        // waiting for a certificate), with a warning.
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, _ in
+            _ = try await tlsPort(daemon)
+            #expect(daemon.stderr.contains("warning pagesyncd: TLS: certificate \(certs.certificateFile) has expired ("), "\(daemon.stderr)")
+        }
+    }
+
     @Test("--tls-handshake-timeout out of range is refused in one line")
     func handshakeTimeoutValidated() async throws {
         let certs = try TestCertificates()

@@ -13,6 +13,10 @@ extension Coordinator {
             return
         }
         if tlsContext == nil { tlsContext = try Self.startingTLSContext(tls) }
+        if let expiry = tlsContext?.expiry {
+            // Served all the same: there is no other, and the plaintext port is not held up for it.
+            logger.warning("TLS: certificate \(tls.certificateFile) has expired (\(expiry)); clients that verify it refuse to connect until it is renewed (then SIGHUP)")
+        }
         let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
         do {
             if socketActivated {
@@ -150,6 +154,10 @@ extension Coordinator {
         fresh.listen = current.listen
         switch context {
         case .success(let context):
+            if let expiry = context.expiry {
+                logger.error("reload: TLS: certificate \(fresh.certificateFile) has expired (\(expiry)); keeping the previous certificate")
+                return current
+            }
             tlsContext = context
             logger.info("reload: TLS certificate \(fresh.certificateFile) loaded; new connections use it")
             return fresh
