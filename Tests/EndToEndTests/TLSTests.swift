@@ -110,6 +110,35 @@ struct TLSTests {
         }
     }
 
+    @Test("--tls-ca: a client with no certificate, an expired one or one from another CA is refused with the reason in the log")
+    func clientCertificatesRefusedWithTheirReason() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let good = try certs.makeLeaf("client")
+        let expired = try certs.makeLeaf("expired-client", days: -1)
+        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let arguments = Self.tlsArguments(certs) + ["--tls-ca", certs.caFile, "--log-level", "debug"]
+        try await withDaemon(Self.fivePages, arguments: arguments) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            func connect(_ pair: (cert: String, key: String)?) async throws -> String {
+                let identity = pair.map { " -cert \(shellQuoted($0.cert)) -key \(shellQuoted($0.key))" } ?? ""
+                return try await sh(
+                    "printf 'QUIT\\n' | timeout 20 openssl s_client -quiet -CAfile \(shellQuoted(certs.caFile))\(identity) -connect 127.0.0.1:\(port) 2>/dev/null",
+                    in: workspace).output
+            }
+            let accepted = try await connect(good)
+            #expect(accepted.hasPrefix("HELLO pagesync/1 ") && accepted.contains("OK BYE"), "\(accepted)")
+            for (pair, reason) in [(expired, "client certificate has expired"),
+                                   (stranger, "client certificate is not signed by a trusted CA"),
+                                   (nil, "peer did not return a certificate")] {
+                let refused = try await connect(pair)
+                #expect(!refused.contains("HELLO"), "\(refused)")
+                try await TLSOperationsTests.waitForLog(daemon, "disconnected: TLS handshake failed: \(reason)")
+            }
+            #expect(!daemon.stderr.contains("certificate verify failed"), "\(daemon.stderr)")
+        }
+    }
+
     @Test("TLS set up wrong: the daemon exits with one clear line instead of serving without it")
     func neverFailsOpen() async throws {
         let certs = try TestCertificates()

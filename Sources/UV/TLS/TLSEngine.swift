@@ -230,14 +230,33 @@ public final class TLSEngine {
 
     /// The clearest one-line account of a failed handshake.
     private func handshakeError() -> TLSError {
-        if !isServer {
-            let verify = SSL_get_verify_result(ssl)
-            if verify != Int(X509_V_OK) {
-                ERR_clear_error()
-                return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
+        let verify = SSL_get_verify_result(ssl)
+        if verify != Int(X509_V_OK) {
+            ERR_clear_error()
+            if isServer {
+                // OpenSSL's own words are "certificate verify failed", whatever the reason.
+                return TLSError("TLS handshake failed: \(Self.describeClientVerification(Int32(verify)))")
             }
+            return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
         }
         return .openSSL("TLS handshake failed")
+    }
+
+    /// A client certificate's verification result (`X509_V_ERR_*`), for the server's log.
+    static func describeClientVerification(_ code: Int32) -> String {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            return "client certificate has expired"
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            return "client certificate is not valid yet (check the clock)"
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+            X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            return "client certificate is not signed by a trusted CA (the server's CA file)"
+        default:
+            let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "code \(code)"
+            return "client certificate refused: \(text)"
+        }
     }
 
     /// A certificate verification result (`X509_V_ERR_*`) in words a user acts on; `host` is the
