@@ -214,6 +214,32 @@ struct TLSOperationsTests {
         }
     }
 
+    @Test("the pager with --tls-insecure in a terminal says so on its status line the whole time")
+    func insecurePagerSaysSoInTheTerminal() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("insecure")
+                let command = [try Binaries.path(of: "pagesync"), "tls://127.0.0.1:\(port)", "--tls-insecure"]
+                    .map(shellQuoted).joined(separator: " ")
+                try await tmux.type("insecure", command, enter: true)
+                // The warning printed before the alternate screen is not on it.
+                try await tmux.waitFor("insecure", showing: "this is page 1", "page 1/5")
+                #expect(try await tmux.statusLine("insecure").hasPrefix("TLS NOT VERIFIED · "))
+                // Keys clear messages; this stays.
+                try await tmux.press("insecure", "Space")
+                try await tmux.waitFor("insecure", showing: "this is page 2", "page 2/5")
+                #expect(try await tmux.statusLine("insecure").hasPrefix("TLS NOT VERIFIED · "))
+                try await tmux.type("insecure", "q")
+                _ = try await tmux.waitFor("insecure", "the warning on the shell's screen after q") {
+                    $0.contains("WARNING: --tls-insecure") && !$0.contains("page 2/5")
+                }
+            }
+        }
+    }
+
     @Test("1,000 idle TLS clients are held, and every one answers a PING afterwards")
     func thousandIdleTLSClients() async throws {
         let certs = try TestCertificates()
