@@ -57,7 +57,7 @@ extension PagerModel {
         let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
                               mode: mode, roomPage: room?.page ?? 1, connection: connection,
                               by: room?.by, message: message, position: position(),
-                              me: clientName, control: mayTurn)
+                              me: clientName, control: mayTurn, unverifiedTLS: options.unverifiedTLS)
         return line.render(width: width)
     }
 }

@@ -21,7 +21,8 @@ public enum ConnectionState: Equatable, Sendable {
 /// Laid out as parts separated by ` · `, for example
 /// `guide · page 3/12 ○ ○ ● ○ … ○ · following · lines 1-23/41 56% more↓ · by bob · you: ann ⚑`,
 /// or when detached `guide · page 5/12 ○ … ● … ○ · detached · room on 7/12 · F to follow`.
-/// `⚑` marks that you have control (your page turns move the room).
+/// `⚑` marks that you have control (your page turns move the room). With `--tls-insecure` the
+/// line starts with `TLS NOT VERIFIED`, which is never dropped (only cut by a very narrow screen).
 /// When the width is short, parts are dropped in this order: who turned the page, your name;
 /// then the message is cut (at a word boundary, with `…`), then the room name and the position
 /// in the page go; the indicator shrinks to what is left. Cuts never fall inside a word
@@ -50,11 +51,13 @@ public struct StatusLine: Equatable, Sendable {
     public var me: String?
     /// Whether your page turns move the room (marked `⚑` after your name).
     public var control: Bool
+    /// The connection is TLS without certificate checks (`--tls-insecure`): said first, always.
+    public var unverifiedTLS: Bool
 
     /// A status line with every part given.
     public init(room: String?, page: Int, pageCount: Int, mode: FollowMode, roomPage: Int,
                 connection: ConnectionState, by: String?, message: String?, position: PagePosition? = nil,
-                me: String? = nil, control: Bool = false) {
+                me: String? = nil, control: Bool = false, unverifiedTLS: Bool = false) {
         self.room = room
         self.page = page
         self.pageCount = pageCount
@@ -66,6 +69,7 @@ public struct StatusLine: Equatable, Sendable {
         self.position = position
         self.me = me
         self.control = control
+        self.unverifiedTLS = unverifiedTLS
     }
 
     private enum Part: CaseIterable { case by, me, room, position }
@@ -79,8 +83,9 @@ public struct StatusLine: Equatable, Sendable {
         case .connected: nil
         case .reconnecting: "reconnecting…"
         }
+        let flag = unverifiedTLS ? "TLS NOT VERIFIED" + sep : ""
         guard let room else {
-            return Self.cut([connectionText ?? "connecting…", message.map(Self.clean)]
+            return Self.cut(flag + [connectionText ?? "connecting…", message.map(Self.clean)]
                 .compactMap { $0 }.joined(separator: sep), toWidth: width)
         }
         let pageText = "page \(page)/\(pageCount)"
@@ -105,7 +110,7 @@ public struct StatusLine: Equatable, Sendable {
                 return text.isEmpty || dropped.contains(p) ? nil : text
             }
             let tail = [modeText, shown(.position), connectionText, shown(.by), shown(.me)].compactMap { $0 }
-            let head = (shown(.room).map { $0 + sep } ?? "") + pageText
+            let head = flag + (shown(.room).map { $0 + sep } ?? "") + pageText
             var fixed = DisplayWidth.of(head) + DisplayWidth.of(sep + tail.joined(separator: sep))
             if !cutMessage, let messageText { fixed += DisplayWidth.of(sep + messageText) }
             let last = dropped.count == Part.allCases.count
@@ -126,7 +131,7 @@ public struct StatusLine: Equatable, Sendable {
         for dropped in levels.dropFirst(2) {
             if let line = attempt(dropped, cutMessage: true) { return line }
         }
-        let head = pageText
+        let head = flag + pageText
         return Self.cut(([head, modeText, connectionText, messageText].compactMap { $0 }).joined(separator: sep), toWidth: width)
     }
 

@@ -66,6 +66,8 @@ final class InteractivePager {
             colors: ColorPolicy.from(noColor: getenv("NO_COLOR").map { String(cString: $0) },
                                      term: getenv("TERM").map { String(cString: $0) }))
         options.markdown = configuration.markdown.map { $0 ? .always : .never } ?? .auto
+        // The warning on stderr is hidden by the alternate screen at once: the status line keeps saying it.
+        options.unverifiedTLS = ServerConnector.insecureWarning(configuration) != nil
         model = PagerModel(options: options)
         escapeTimer = UV.Timer(loop: loop)
         reconnectTimer = UV.Timer(loop: loop)

@@ -119,6 +119,58 @@ struct TLSOperationsTests {
         }
     }
 
+    @Test("refused for max-clients or max-clients-per-address: a TLS client reads ERR 503, a socket that never speaks TLS is closed after the handshake timeout")
+    func refusedTLSConnectionsAreBounded() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        for limit in [["--max-clients", "1"], ["--max-clients-per-address", "1"]] {
+            let arguments = TLSTests.tlsArguments(certs) + limit + ["--tls-handshake-timeout", "1"]
+            try await withDaemon(Self.fivePages, arguments: arguments) { daemon, workspace in
+                let port = try await tlsPort(daemon)
+                let (first, _) = try await TLSLineClient.join(port: port, caFile: certs.caFile, in: workspace, label: "first")
+                defer { first.close() }
+                // The refusal must be readable over TLS before the close.
+                let second = try TLSLineClient(port: port, caFile: certs.caFile, in: workspace, label: "second")
+                defer { second.close() }
+                let refusal = try await second.client.readLine()
+                #expect(refusal.hasPrefix("ERR 503 "), "\(limit): \(refusal); \(second.errors)")
+                // Refused, and never a handshake: closed like any connection that does not
+                // complete one, not held until the peer goes (each would keep a descriptor).
+                let silent = try await LineClient.connect(port: port, label: "silent")
+                defer { silent.close() }
+                try await silent.expectClosed()
+                #expect(try await first.client.ok("PING").kind == "OK")
+            }
+        }
+    }
+
+    @Test("SIGHUP with an expired certificate keeps the previous one; starting with one warns")
+    func expiredCertificate() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let expired = try certs.makeLeaf("expired", days: -1)
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            try FileManager.default.removeItem(atPath: certs.certificateFile)
+            try FileManager.default.copyItem(atPath: expired.cert, toPath: certs.certificateFile)
+            try FileManager.default.removeItem(atPath: certs.keyFile)
+            try FileManager.default.copyItem(atPath: expired.key, toPath: certs.keyFile)
+            daemon.send(signal: SIGHUP)
+            try await Self.waitForLog(daemon, "reloaded: ")
+            let line = daemon.stderr.split(separator: "\n").first { $0.contains("reload: TLS") } ?? ""
+            #expect(line.contains("error") && line.contains("reload: TLS: certificate \(certs.certificateFile) has expired (")
+                        && line.hasSuffix("; keeping the previous certificate"), "\(line)")
+            // New connections still get the valid certificate.
+            #expect(try await Self.presentedSubject(port: port, caFile: certs.caFile, in: workspace) == "subject=CN = server")
+        }
+        // At start there is no previous one: it is served (plaintext clients are not kept
+        // waiting for a certificate), with a warning.
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, _ in
+            _ = try await tlsPort(daemon)
+            #expect(daemon.stderr.contains("warning pagesyncd: TLS: certificate \(certs.certificateFile) has expired ("), "\(daemon.stderr)")
+        }
+    }
+
     @Test("--tls-handshake-timeout out of range is refused in one line")
     func handshakeTimeoutValidated() async throws {
         let certs = try TestCertificates()
@@ -158,6 +210,32 @@ struct TLSOperationsTests {
                 try await tmux.waitFor("tls", showing: "this is page 4", "page 4/5")
                 try await tmux.type("tls", "q")
                 _ = try await tmux.waitFor("tls", "the shell prompt after q") { $0.contains("$") && !$0.contains("page 4/5") }
+            }
+        }
+    }
+
+    @Test("the pager with --tls-insecure in a terminal says so on its status line the whole time")
+    func insecurePagerSaysSoInTheTerminal() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        try await withDaemon(Self.fivePages, arguments: TLSTests.tlsArguments(certs)) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            try await withTmux(workspace) { tmux in
+                try await tmux.openTerminal("insecure")
+                let command = [try Binaries.path(of: "pagesync"), "tls://127.0.0.1:\(port)", "--tls-insecure"]
+                    .map(shellQuoted).joined(separator: " ")
+                try await tmux.type("insecure", command, enter: true)
+                // The warning printed before the alternate screen is not on it.
+                try await tmux.waitFor("insecure", showing: "this is page 1", "page 1/5")
+                #expect(try await tmux.statusLine("insecure").hasPrefix("TLS NOT VERIFIED · "))
+                // Keys clear messages; this stays.
+                try await tmux.press("insecure", "Space")
+                try await tmux.waitFor("insecure", showing: "this is page 2", "page 2/5")
+                #expect(try await tmux.statusLine("insecure").hasPrefix("TLS NOT VERIFIED · "))
+                try await tmux.type("insecure", "q")
+                _ = try await tmux.waitFor("insecure", "the warning on the shell's screen after q") {
+                    $0.contains("WARNING: --tls-insecure") && !$0.contains("page 2/5")
+                }
             }
         }
     }

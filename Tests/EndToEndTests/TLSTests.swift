@@ -83,6 +83,62 @@ struct TLSTests {
         }
     }
 
+    @Test("socat - OPENSSL: as README shows it: lines sent before its close_notify get their replies")
+    func socatHalfCloseGetsTheReplies() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/socat") else {
+            cannotRunHere(skipped: "socat is not installed", underCI: "socat is not installed (scripts/test installs it)")
+            return
+        }
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        // At the end of its input socat sends close_notify and reads on, as `nc -N` half-closes.
+        // With --durability always the OK waits for an fsync, so the close_notify is always in
+        // before the reply is written. (-t 10: socat's default 0.5 s wait for the reply is not
+        // the subject here.)
+        // (Eight times: when the close_notify comes in after the reply left, nothing is lost.)
+        let tenPages = ["doc.txt": Documents.formFeed(pages: 10)] as KeyValuePairs
+        try await withDaemon(tenPages, arguments: Self.tlsArguments(certs) + ["--durability", "always"]) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            for page in 2...9 {
+                let result = try await sh(
+                    "printf 'next\\n' | timeout 20 socat -t 10 - OPENSSL:127.0.0.1:\(port),cafile=\(shellQuoted(certs.caFile))",
+                    in: workspace)
+                let lines = result.output.split(separator: "\n").map(String.init)
+                #expect(lines.first?.hasPrefix("HELLO pagesync/1 ") == true, "\(lines)")
+                #expect(lines.contains { $0.hasPrefix("OK page=\(page) ") }, "the reply to NEXT: \(lines)")
+            }
+        }
+    }
+
+    @Test("--tls-ca: a client with no certificate, an expired one or one from another CA is refused with the reason in the log")
+    func clientCertificatesRefusedWithTheirReason() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let good = try certs.makeLeaf("client")
+        let expired = try certs.makeLeaf("expired-client", days: -1)
+        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let arguments = Self.tlsArguments(certs) + ["--tls-ca", certs.caFile, "--log-level", "debug"]
+        try await withDaemon(Self.fivePages, arguments: arguments) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            func connect(_ pair: (cert: String, key: String)?) async throws -> String {
+                let identity = pair.map { " -cert \(shellQuoted($0.cert)) -key \(shellQuoted($0.key))" } ?? ""
+                return try await sh(
+                    "printf 'QUIT\\n' | timeout 20 openssl s_client -quiet -CAfile \(shellQuoted(certs.caFile))\(identity) -connect 127.0.0.1:\(port) 2>/dev/null",
+                    in: workspace).output
+            }
+            let accepted = try await connect(good)
+            #expect(accepted.hasPrefix("HELLO pagesync/1 ") && accepted.contains("OK BYE"), "\(accepted)")
+            for (pair, reason) in [(expired, "client certificate has expired"),
+                                   (stranger, "client certificate is not signed by a trusted CA"),
+                                   (nil, "peer did not return a certificate")] {
+                let refused = try await connect(pair)
+                #expect(!refused.contains("HELLO"), "\(refused)")
+                try await TLSOperationsTests.waitForLog(daemon, "disconnected: TLS handshake failed: \(reason)")
+            }
+            #expect(!daemon.stderr.contains("certificate verify failed"), "\(daemon.stderr)")
+        }
+    }
+
     @Test("TLS set up wrong: the daemon exits with one clear line instead of serving without it")
     func neverFailsOpen() async throws {
         let certs = try TestCertificates()

@@ -91,6 +91,18 @@ import PageSyncPager
         for w in 0...120 { #expect(DisplayWidth.of(d.render(width: w)) <= w) }
     }
 
+    @Test func unverifiedTLSIsSaidFirstAndNeverDropped() {
+        var s = line()
+        s.unverifiedTLS = true
+        #expect(s.render(width: 100) == "TLS NOT VERIFIED · guide · page 3/6 ○ ○ ● ○ ○ ○ · following · by ann")
+        #expect(s.render(width: 40) == "TLS NOT VERIFIED · page 3/6 · following")
+        #expect(s.render(width: 20).hasPrefix("TLS NOT VERIFIED"))
+        for w in 0...120 { #expect(DisplayWidth.of(s.render(width: w)) <= w) }
+        let before = StatusLine(room: nil, page: 1, pageCount: 1, mode: .following, roomPage: 1,
+                                connection: .connecting, by: nil, message: nil, unverifiedTLS: true)
+        #expect(before.render(width: 80) == "TLS NOT VERIFIED · connecting…")
+    }
+
     @Test func ownNameControlMarkAndPosition() {
         var s = line(by: "bob")
         s.me = "ann"

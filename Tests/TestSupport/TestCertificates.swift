@@ -25,15 +25,17 @@ public struct TestCertificates: Sendable {
         try makeLeaf("server", signedBy: "ca", names: names)
     }
 
-    /// A further leaf `name` (.pem, .key) signed by the test CA.
+    /// A further leaf `name` (.pem, .key) signed by the test CA (or `ca`, e.g. "other-ca"), valid
+    /// for `days`; `days: -1` makes one that has already expired (its notAfter is a day before now).
     @discardableResult
-    public func makeLeaf(_ name: String, signedBy ca: String = "ca", names: String = "DNS:localhost,IP:127.0.0.1,IP:::1") throws -> (cert: String, key: String) {
+    public func makeLeaf(_ name: String, signedBy ca: String = "ca", names: String = "DNS:localhost,IP:127.0.0.1,IP:::1",
+                         days: Int = 2) throws -> (cert: String, key: String) {
         try run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key")
         try run("req", "-new", "-key", "\(name).key", "-subj", "/CN=\(name)", "-out", "\(name).csr")
         let ext = "subjectAltName=\(names)\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth,clientAuth\n"
         try ext.write(to: directory.appendingPathComponent("\(name).ext"), atomically: true, encoding: .utf8)
         try run("x509", "-req", "-in", "\(name).csr", "-CA", "\(ca).pem", "-CAkey", "\(ca).key", "-CAcreateserial",
-                "-days", "2", "-sha256", "-extfile", "\(name).ext", "-out", "\(name).pem")
+                "-days", "\(days)", "-sha256", "-extfile", "\(name).ext", "-out", "\(name).pem")
         return (directory.appendingPathComponent("\(name).pem").path, directory.appendingPathComponent("\(name).key").path)
     }
 

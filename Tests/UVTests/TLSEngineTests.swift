@@ -145,6 +145,34 @@ struct TLSEngineTests {
         #expect(pair.client.state == .closed)
     }
 
+    @Test func afterThePeersCloseNotifyRepliesStillGoOutThenOurs() throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let pair = try EnginePair(
+            client: try .client(caFile: certs.caFile),
+            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        pair.pump()
+        // A line and close_notify in one flight, as `printf 'next\n' | socat - OPENSSL:...` sends them.
+        Array("next\n".utf8).withUnsafeBytes { pair.client.send($0) }
+        pair.client.shutdown()
+        pair.client.takeOutput { pair.server.receive($0) }
+        pair.serverOutcome = pair.server.read(into: pair.scratch) { pair.serverReceived.append(contentsOf: $0); return true }
+        #expect(pair.serverReceived == Array("next\n".utf8))
+        #expect(pair.serverOutcome == .peerClosed)
+        #expect(pair.server.state == .closed)
+        // The reply is encrypted and sent (the client's half is closed, not ours)...
+        Array("OK page=2\n".utf8).withUnsafeBytes { pair.server.send($0) }
+        #expect(pair.server.state == .closed && pair.server.failure == nil)
+        let reply = pair.server.outputCount
+        #expect(reply >= "OK page=2\n".utf8.count + 16, "a record with the reply: \(reply) bytes")
+        // ... then our close_notify; after it nothing more is sent.
+        pair.server.shutdown()
+        let closeNotify = pair.server.outputCount - reply
+        #expect(closeNotify > 0)
+        Array("late\n".utf8).withUnsafeBytes { pair.server.send($0) }
+        #expect(pair.server.outputCount == reply + closeNotify)
+    }
+
     @Test func unknownCAIsRefusedInOneLine() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }

@@ -11,8 +11,9 @@
 PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
 # (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
-# certificates for the TLS tests, a real redis-server for the Redis engine's tests).
-PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl redis-server)
+# certificates for the TLS tests and the README's `socat - OPENSSL:...`, a real redis-server for the
+# Redis engine's tests).
+PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl socat redis-server)
 # The servers scripts/bench compares pagesyncd with (scripts/test runs `scripts/bench --quick`).
 PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
 

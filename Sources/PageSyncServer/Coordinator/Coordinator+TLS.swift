@@ -13,6 +13,10 @@ extension Coordinator {
             return
         }
         if tlsContext == nil { tlsContext = try Self.startingTLSContext(tls) }
+        if let expiry = tlsContext?.expiry {
+            // Served all the same: there is no other, and the plaintext port is not held up for it.
+            logger.warning("TLS: certificate \(tls.certificateFile) has expired (\(expiry)); clients that verify it refuse to connect until it is renewed (then SIGHUP)")
+        }
         let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
         do {
             if socketActivated {
@@ -59,13 +63,24 @@ extension Coordinator {
             return
         }
         let id = nextSessionID
+        let connection: TLSConnection
         do throws(TLSError) {
-            accept(try TLSConnection(tcp, loop: loop, context: context))
+            connection = try TLSConnection(tcp, loop: loop, context: context)
         } catch {
             logger.error("TLS session for \(tcp.peerDescription): \(error)")
             return
         }
-        if sessions[id] != nil { trackHandshake(id) }
+        accept(connection)
+        if sessions[id] != nil {
+            trackHandshake(id)
+        } else if connection.isHandshaking && !connection.isClosed {
+            // Refused: its ERR 503 waits for the handshake, which must not take longer than
+            // anyone's (otherwise each socket that never speaks TLS holds a descriptor for good).
+            let refusedID = nextRefusedHandshakeID
+            nextRefusedHandshakeID -= 1
+            refusedHandshakes[refusedID] = connection
+            trackHandshake(refusedID)
+        }
     }
 
     // MARK: - Handshake timeout
@@ -90,11 +105,18 @@ extension Coordinator {
     private func closeStalledHandshakes() {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
         handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
+        // Refused connections whose handshake ended (their ERR 503 sent, or failed) are done.
+        refusedHandshakes = refusedHandshakes.filter { $0.value.isHandshaking && !$0.value.isClosed }
         let due = handshakeTracker.expire(now: MonotonicClock.milliseconds()) { id in
-            guard let connection = sessions[id]?.connection as? TLSConnection else { return false }
+            guard let connection = id < 0 ? refusedHandshakes[id] : sessions[id]?.connection as? TLSConnection else { return false }
             return connection.isHandshaking && !connection.isClosed
         }
         for id in due {
+            if let refused = refusedHandshakes.removeValue(forKey: id) {
+                logger.debug("closing \(refused.peerDescription): refused, and no TLS handshake within \(seconds) s")
+                refused.close()
+                continue
+            }
             guard let session = sessions[id] else { continue }
             logger.info("closing \(session.connection.peerDescription): no TLS handshake within \(seconds) s")
             disconnect(session, reason: "no TLS handshake within \(seconds) s")
@@ -132,6 +154,10 @@ extension Coordinator {
         fresh.listen = current.listen
         switch context {
         case .success(let context):
+            if let expiry = context.expiry {
+                logger.error("reload: TLS: certificate \(fresh.certificateFile) has expired (\(expiry)); keeping the previous certificate")
+                return current
+            }
             tlsContext = context
             logger.info("reload: TLS certificate \(fresh.certificateFile) loaded; new connections use it")
             return fresh

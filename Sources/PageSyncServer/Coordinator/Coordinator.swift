@@ -111,6 +111,10 @@ public actor Coordinator {
     /// When clients that left are worth a heap trim.
     var departureTrimPolicy = DepartureTrimPolicy()
     var handshakeTimer: UV.Timer?
+    /// TLS connections refused (`ERR 503`) before their handshake completed: the refusal waits
+    /// for it, so ``handshakeTracker`` bounds them too, under negative ids (sessions' are positive).
+    var refusedHandshakes: [Int: TLSConnection] = [:]
+    var nextRefusedHandshakeID = -1
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
     /// ``start()`` on the loop thread next.
@@ -297,6 +301,8 @@ public actor Coordinator {
         idleTimer = nil
         handshakeTimer?.close()
         handshakeTimer = nil
+        for connection in refusedHandshakes.values { connection.close() }
+        refusedHandshakes.removeAll()
         // Stop once every change is settled and every connection has flushed and closed;
         // peers that do not read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)

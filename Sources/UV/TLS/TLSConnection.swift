@@ -6,7 +6,9 @@
 ///   sent when it completes; ``onWritesDrained`` follows once they left.
 /// - A failed handshake or a bad record is delivered as `.error` whose description is one line
 ///   ("certificate has expired", "TLS handshake failed: wrong version number"), after the alert
-///   was sent. close_notify from the peer, or a plain TCP end of file, is `.eof`.
+///   was sent. close_notify from the peer, or a plain TCP end of file, is `.eof`; as after a
+///   TCP half-close, what is written after it is still sent, until ``shutdownAndClose()``
+///   answers with close_notify.
 /// - ``shutdownAndClose()`` sends close_notify first; when called mid-handshake with writes
 ///   waiting, it first completes the handshake so that they are delivered.
 ///

@@ -69,6 +69,9 @@ public final class TLSContext: @unchecked Sendable {
     public let isServer: Bool
     /// False only for a client context made with `verifyPeer: false` (`--tls-insecure`).
     public let verifiesPeer: Bool
+    /// For a server context whose certificate has expired: when ("not after 2026-11-25 11:55
+    /// UTC"); nil while it is valid. Clients that verify refuse it ("certificate has expired").
+    public private(set) var expiry: String?
 
     private init(raw: OpaquePointer, isServer: Bool, verifiesPeer: Bool) {
         self.raw = raw
@@ -120,7 +123,19 @@ public final class TLSContext: @unchecked Sendable {
             if let names = SSL_load_client_CA_file(clientCAFile) { SSL_CTX_set_client_CA_list(ctx, names) }
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
         }
+        if let leaf = SSL_CTX_get0_certificate(ctx), let notAfter = X509_get0_notAfter(leaf),
+            X509_cmp_current_time(notAfter) < 0 {
+            context.expiry = "not after \(describe(notAfter))"
+        }
         return context
+    }
+
+    /// An ASN.1 time as "2026-11-25 11:55 UTC".
+    private static func describe(_ time: UnsafePointer<ASN1_TIME>) -> String {
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return "an unreadable date" }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
     }
 
     /// A client context that verifies the server's certificate against `caFile` (PEM) or, when

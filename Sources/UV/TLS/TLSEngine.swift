@@ -15,7 +15,8 @@ public final class TLSEngine {
         case handshaking
         /// Application data flows both ways.
         case established
-        /// The peer sent close_notify, or ``shutdown()`` was called.
+        /// The peer sent close_notify, or ``shutdown()`` was called. After the peer's close_notify
+        /// (and until ``shutdown()``) plaintext is still sent: see ``send(_:)``.
         case closed
         /// A fatal error; see ``failure``.
         case failed
@@ -43,6 +44,10 @@ public final class TLSEngine {
     /// The error that failed the session, once ``state`` is `.failed`.
     public private(set) var failure: TLSError?
     private let expectedHost: String?
+    /// The peer sent close_notify and ``shutdown()`` was not called yet: the peer's half is
+    /// closed, ours is not (a half-close, as with TCP: `printf 'next\n' | socat - OPENSSL:...`
+    /// sends its line and close_notify, then reads the reply).
+    private var peerClosedFirst = false
 
     /// A session using `context`. A client context needs `serverName`: the host name (or IP
     /// literal) the certificate must match, also sent as SNI when it is a name. A client engine
@@ -146,6 +151,7 @@ public final class TLSEngine {
                 return .needsInput
             case SSL_ERROR_ZERO_RETURN:
                 state = .closed
+                peerClosedFirst = true
                 return .peerClosed
             default:
                 return .failed(fail(.openSSL("TLS error")))
@@ -162,13 +168,15 @@ public final class TLSEngine {
     }
 
     /// Encrypts `plaintext` into the output, or keeps a copy until the handshake completes.
-    /// Ignored once closed or failed.
+    /// Ignored once failed or after ``shutdown()``; after the peer's close_notify it is still
+    /// sent (the replies to what the peer sent before closing its half).
     public func send(_ plaintext: UnsafeRawBufferPointer) {
         guard plaintext.count > 0 else { return }
         switch state {
         case .handshaking: pending.append(contentsOf: plaintext)
         case .established: encrypt(plaintext)
-        case .closed, .failed: break
+        case .closed: if peerClosedFirst { encrypt(plaintext) }
+        case .failed: break
         }
     }
 
@@ -178,13 +186,15 @@ public final class TLSEngine {
         buffers.takeOutput(body)
     }
 
-    /// Sends close_notify (into the output) and stops accepting plaintext. Idempotent.
+    /// Sends close_notify (into the output; also in answer to the peer's) and stops accepting
+    /// plaintext. Idempotent.
     public func shutdown() {
-        guard state == .established || state == .handshaking else { return }
-        if state == .established {
+        guard state == .established || state == .handshaking || peerClosedFirst else { return }
+        if state == .established || peerClosedFirst {
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
         }
+        peerClosedFirst = false
         state = .closed
         pending = []
     }
@@ -220,14 +230,33 @@ public final class TLSEngine {
 
     /// The clearest one-line account of a failed handshake.
     private func handshakeError() -> TLSError {
-        if !isServer {
-            let verify = SSL_get_verify_result(ssl)
-            if verify != Int(X509_V_OK) {
-                ERR_clear_error()
-                return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
+        let verify = SSL_get_verify_result(ssl)
+        if verify != Int(X509_V_OK) {
+            ERR_clear_error()
+            if isServer {
+                // OpenSSL's own words are "certificate verify failed", whatever the reason.
+                return TLSError("TLS handshake failed: \(Self.describeClientVerification(Int32(verify)))")
             }
+            return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
         }
         return .openSSL("TLS handshake failed")
+    }
+
+    /// A client certificate's verification result (`X509_V_ERR_*`), for the server's log.
+    static func describeClientVerification(_ code: Int32) -> String {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            return "client certificate has expired"
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            return "client certificate is not valid yet (check the clock)"
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+            X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            return "client certificate is not signed by a trusted CA (the server's CA file)"
+        default:
+            let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "code \(code)"
+            return "client certificate refused: \(text)"
+        }
     }
 
     /// A certificate verification result (`X509_V_ERR_*`) in words a user acts on; `host` is the
