@@ -43,9 +43,9 @@ public enum NavigationDecision: Equatable, Sendable {
     }
 
     /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where
-    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last` or `nopage`, or the single
-    /// field `missing`. `navigation` and `ifVersion` are the request (for the error's details).
-    /// nil for a reply that is none of these.
+    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last`, `nopage` or `limit` (the
+    /// version is 2^64-1), or the single field `missing`. `navigation` and `ifVersion` are the
+    /// request (for the error's details). nil for a reply that is none of these.
     public static func decode(_ fields: [String], room: String, navigation: Navigation, ifVersion: UInt64?) -> NavigationDecision? {
         if fields == ["missing"] { return .missing }
         guard fields.count == 6,
@@ -59,6 +59,7 @@ public enum NavigationDecision: Equatable, Sendable {
             return .refused(.conflict(expected: expected), state)
         case "end-first": return .refused(.pastEnd(.first), state)
         case "end-last": return .refused(.pastEnd(.last), state)
+        case "limit": return .refused(.versionExhausted, state)
         case "nopage":
             guard case .goto(let page) = navigation else { return nil }
             return .refused(.noSuchPage(page), state)

@@ -489,7 +489,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         let count = pageCount == Int.max ? String(Int32.max) : String(max(1, pageCount))
         eval("sync", RedisScripts.sync, keys: [key],
              args: [String(state.page.number), String(state.version), state.by ?? "-", state.doc, state.epoch.description,
-                    count, key, state.room, mode]) { [unowned self] reply in
+                    count, key, state.room, mode, Epoch.random().description]) { [unowned self] reply in
             guard case .array(let items) = reply, items.count == 6,
                   let saved = RedisRoomFields.saved(room: state.room, page: items[1].text ?? "", version: items[2].text ?? "",
                                                     by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")

@@ -88,6 +88,7 @@ import PageSyncCore
         #expect(decode("end-first", .previous) == .refused(.pastEnd(.first), saved))
         #expect(decode("end-last") == .refused(.pastEnd(.last), saved))
         #expect(decode("nopage", .goto(PageNumber(99)!)) == .refused(.noSuchPage(PageNumber(99)!), saved))
+        #expect(decode("limit") == .refused(.versionExhausted, saved))
         #expect(NavigationDecision.decode(["missing"], room: "r", navigation: .next, ifVersion: nil) == .missing)
     }
 

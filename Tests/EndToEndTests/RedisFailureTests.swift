@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// What daemons sharing rooms through a real redis-server do when Redis misbehaves: restarted
+/// with or without its data, paused, its keys changed by someone else, versions beyond what Lua's
+/// numbers hold. Each test has its own redis-server and daemons.
+@Suite struct RedisFailureTests {
+    private static let doc = (1...10).map { "page \($0)" }.joined(separator: "\u{0C}")
+    private static let prefix = "f\(ProcessInfo.processInfo.processIdentifier):"
+    private static let key = "\(prefix)room:talk"
+
+    private func daemon(_ i: Int, _ workspace: Workspace, _ redis: RedisServer, file: String = "talk.txt") async throws -> Daemon {
+        if !FileManager.default.fileExists(atPath: workspace.url(file).path) { try workspace.write(file, Self.doc) }
+        return try await workspace.startDaemon(documents: [file], arguments: [
+            "--redis", redis.url, "--redis-prefix", Self.prefix, "--state-dir", workspace.url("s\(i)").path])
+    }
+
+    /// Reads `PAGE` lines until one has `version`; fails on a version that goes back or skips it.
+    private func expectPage(_ client: LineClient, version: UInt64) async throws -> ServerLine {
+        while true {
+            let page = try await client.expectLine(prefix: "PAGE ")
+            let v = try #require(page.version, "\(page)")
+            if v == version { return page }
+            #expect(v < version, "PAGE version \(v) passed \(version) without it: \(page)")
+        }
+    }
+
+    @Test("versions beyond 2^53 stay exact (Lua's numbers are doubles): each change adds exactly one, a document recorded at start too, and 2^64-1 refuses changes with ERR 500")
+    func versionsBeyondDoublePrecision() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let d0 = try await daemon(0, workspace, redis)
+            let d1 = try await daemon(1, workspace, redis)
+            let (a, _) = try await d0.join()
+            let (follower, _) = try await d1.join()
+            // As after an import or years of changes: the room's version just below 2^53.
+            #expect(try await redis.command("HSET \(Self.key) version 9007199254740991") == ":0")
+            for expected: UInt64 in [9_007_199_254_740_992, 9_007_199_254_740_993] {
+                let ok = try await a.ok("NEXT")
+                #expect(ok.version == expected, "\(ok)")
+                #expect(try await expectPage(follower, version: expected).version == expected)
+            }
+            // A daemon with another file for the room records its document: one more version.
+            try FileManager.default.createDirectory(at: workspace.url("other"), withIntermediateDirectories: true)
+            try workspace.write("other/talk.txt", "another text\u{0C}with two pages")
+            let d2 = try await daemon(2, workspace, redis, file: "other/talk.txt")
+            let (_, hello) = try await d2.join()
+            #expect(hello.version == 9_007_199_254_740_994, "\(hello)")
+            #expect(try await expectPage(follower, version: 9_007_199_254_740_994).version == 9_007_199_254_740_994)
+            #expect(try await redis.command("HGET \(Self.key) version") == "9007199254740994")
+            let next = try await a.ok("PREV")
+            #expect(next.version == 9_007_199_254_740_995, "\(next)")
+
+            // The last version: one more change reaches it, the next is refused and nothing moves.
+            #expect(try await redis.command("HSET \(Self.key) version 18446744073709551614") == ":0")
+            let last = try await a.ok("NEXT")
+            #expect(last.version == UInt64.max, "\(last)")
+            #expect(try await expectPage(follower, version: UInt64.max).version == UInt64.max)
+            let refused = try await a.command("NEXT")
+            #expect(refused.header.raw.hasPrefix("ERR 500 version limit reached"), "\(refused.header)")
+            #expect(refused.header.version == UInt64.max && refused.header.page == last.page, "\(refused.header)")
+            #expect(try await a.ok("GOTO \(last.page ?? 0)").version == UInt64.max, "staying on the page is still OK")
+            #expect(try await redis.command("HGET \(Self.key) version") == "18446744073709551615")
+            #expect(try await follower.ok("STATUS").version == UInt64.max)
+        }
+    }
+}
