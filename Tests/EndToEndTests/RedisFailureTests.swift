@@ -64,4 +64,55 @@ import Testing
             #expect(try await follower.ok("STATUS").version == UInt64.max)
         }
     }
+
+    @Test("Redis paused (SIGSTOP) past every limit: a change waiting on it gets ERR 503 instead of hanging, the same client's STATUS after it and other clients' reads are answered; after SIGCONT changes work again without a restart and every daemon agrees with Redis")
+    func redisPaused() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let d0 = try await daemon(0, workspace, redis)
+            let d1 = try await daemon(1, workspace, redis)
+            let (a, _) = try await d0.join()
+            let (reader, _) = try await d0.join()
+            let (follower, _) = try await d1.join()
+            let before = try await a.ok("GOTO 3")
+            _ = try await expectPage(follower, version: before.version ?? 0)
+            redis.send(signal: SIGSTOP)
+            // The change is sent to a Redis that holds the connection open and never answers.
+            try await a.send("NEXT")
+            try await a.send("STATUS")
+            let refused = try await a.readReply()
+            #expect(refused.header.raw == "ERR 503 state engine unavailable", "\(refused.header)")
+            let status = try await a.readReply()
+            #expect(status.header.kind == "OK" && status.header.page == 3 && status.header.version == before.version, "\(status.header)")
+            #expect(try await reader.command("TEXT").lines.joined().contains("page 3"))
+            #expect(try await reader.command("NEXT").header.raw == "ERR 503 state engine unavailable")
+            // The other daemon learns it from its own first change.
+            #expect(try await follower.ok("STATUS").page == 3)
+            #expect(try await follower.command("NEXT").header.raw == "ERR 503 state engine unavailable")
+            for d in [d0, d1] {
+                #expect(d.stderr.components(separatedBy: "unavailable: no answer within 3 s").count == 2, "logged once: \(d.stderr)")
+            }
+
+            redis.send(signal: SIGCONT)
+            var moved: ServerLine?
+            for _ in 0..<400 where moved == nil {
+                let reply = try await follower.command("GOTO 7")
+                if reply.header.kind == "OK" {
+                    moved = reply.header
+                } else {
+                    #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            let ok = try #require(moved, "changes work again once Redis runs")
+            // What Redis holds is what every daemon serves: no OK for a change it did not store.
+            #expect(try await redis.command("HGET \(Self.key) version") == String(ok.version ?? 0))
+            #expect(try await redis.command("HGET \(Self.key) page") == "7")
+            let agreed = try await eventually(attempts: 250) {
+                let s = try await a.ok("STATUS")
+                return s.version == ok.version && s.page == 7
+            }
+            #expect(agreed, "the first daemon serves the shared state again")
+        }
+    }
 }

@@ -17,6 +17,10 @@ import UV
 ///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
 /// - Outage: both connections are dropped and made again with backoff (100 ms doubling to
 ///   5 s); meanwhile navigations are `.unavailable` and groups fail. Logged once per outage.
+///   A Redis that keeps the connection but stops answering (paused, hung) is an outage too once
+///   commands have waited ``answerLimitMs`` with no reply: their callers get `.unavailable`
+///   rather than wait for ever. Redis may still run them when it resumes (they were sent), so
+///   such a change can be made after its ERR 503; it then reaches every client as a `PAGE`.
 ///   Once back, every room is read again (a missing room is created with a new epoch).
 final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     var onEvent: ((EngineEvent) -> Void)?
@@ -69,6 +73,15 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private var refusing: String?
     /// How long new connections may take to answer before it counts as an outage.
     static let connectLimitMs: UInt64 = 3000
+    /// How long commands on an open connection may wait with no reply before it counts as an
+    /// outage (a paused or hung Redis keeps the TCP connection, so nothing else notices).
+    static let answerLimitMs: UInt64 = 3000
+    /// Since when commands have waited with no reply (the first send, or the last reply while
+    /// more are due); nil when none is due.
+    private var waitingSince: ContinuousClock.Instant?
+    /// ``waitingSince`` as the answer watchdog saw it past the limit on its previous tick.
+    private var overdueAtLastTick: ContinuousClock.Instant?
+    private var answerWatchdog: UV.Timer?
 
     init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
         self.loop = loop
@@ -153,6 +166,25 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
 
     func started() {
         connect()
+        let watchdog = UV.Timer(loop: loop)
+        watchdog.start(afterMilliseconds: 500, repeatMilliseconds: 500) { [unowned self] in self.checkAnswers() }
+        answerWatchdog = watchdog
+    }
+
+    /// Commands waited past ``answerLimitMs`` with no reply: an outage. Two ticks in a row must
+    /// see the same wait overdue, so the loop reads its sockets in between (a daemon that was
+    /// itself held up finds the replies that came meanwhile before it calls Redis gone).
+    private func checkAnswers() {
+        guard let since = waitingSince, since.duration(to: .now) >= .milliseconds(Int64(Self.answerLimitMs)) else {
+            overdueAtLastTick = nil
+            return
+        }
+        if overdueAtLastTick == since {
+            overdueAtLastTick = nil
+            connectionLost("no answer within \(Self.answerLimitMs / 1000) s")
+        } else {
+            overdueAtLastTick = since
+        }
     }
 
     func closeCleanly() {}
@@ -161,6 +193,8 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         stopped = true
         retryTimer?.close()
         retryTimer = nil
+        answerWatchdog?.close()
+        answerWatchdog = nil
         askWaitingNavigationsAgain()
     }
 
@@ -396,11 +430,13 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private func send(_ args: [String], completion: @escaping (RedisReply?) -> Void) {
         guard let command, command.send(args, completion: { [unowned self] reply in
             self.inFlight -= 1
+            self.waitingSince = self.inFlight > 0 ? .now : nil
             completion(reply)
         }) else {
             completion(nil)
             return
         }
+        if inFlight == 0 { waitingSince = .now }
         inFlight += 1
     }
 
