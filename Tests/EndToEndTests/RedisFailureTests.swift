@@ -115,4 +115,72 @@ import Testing
             #expect(agreed, "the first daemon serves the shared state again")
         }
     }
+
+    @Test("Redis restarted from an older snapshot (kill -9 after SAVE, as with the default RDB persistence): the room gets a new epoch holding the last state the daemons served, never an older version of the old epoch")
+    func redisRestartedFromOlderSnapshot() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let d0 = try await daemon(0, workspace, redis)
+            let d1 = try await daemon(1, workspace, redis)
+            let (a, hello) = try await d0.join()
+            let (follower, _) = try await d1.join()
+            let epoch = try #require(hello.fields["epoch"])
+            try await a.ok("GOTO 2")
+            #expect(try await redis.command("SAVE") == "+OK")
+            try await a.ok("GOTO 4")
+            let last = try await a.ok("GOTO 5")
+            _ = try await expectPage(follower, version: last.version ?? 0)
+            try await redis.kill()
+            try await redis.start()
+            #expect(try await redis.command("HGET \(Self.key) page") == "2", "Redis came back with the older snapshot")
+
+            // Once the daemons are back, the room is page 5 at version 3 again, in a new epoch.
+            var page: ServerLine
+            repeat { page = try await follower.expectLine(prefix: "PAGE ") } while page.fields["epoch"] == epoch
+            #expect(page.page == 5 && page.version == last.version, "the last state served, in a new epoch: \(page)")
+            let newEpoch = try #require(page.fields["epoch"])
+            var moved: ServerLine?
+            for _ in 0..<400 where moved == nil {
+                let reply = try await a.command("NEXT")
+                if reply.header.kind == "OK" {
+                    moved = reply.header
+                } else {
+                    #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            let ok = try #require(moved)
+            #expect(ok.page == 6 && ok.version == (last.version ?? 0) + 1, "the next change goes on from the last served state: \(ok)")
+            let seen = try await expectPage(follower, version: ok.version ?? 0)
+            #expect(seen.fields["epoch"] == newEpoch && seen.page == 6, "\(seen)")
+            #expect(try await redis.command("HGET \(Self.key) epoch") == newEpoch)
+            let logged = [d0, d1].map { $0.stderr.components(separatedBy: "(it lost changes)").count - 1 }
+            #expect(logged.reduce(0, +) == 1, "one daemon makes the new epoch and logs it: \(logged)")
+        }
+    }
+
+    @Test("Redis with appendonly yes killed and restarted: nothing acknowledged is lost, the epoch and versions go on")
+    func redisRestartedWithAppendOnly() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace, persistence: ["--save", "", "--appendonly", "yes"])
+            let d0 = try await daemon(0, workspace, redis)
+            let d1 = try await daemon(1, workspace, redis)
+            let (a, hello) = try await d0.join()
+            let (follower, _) = try await d1.join()
+            let last = try await a.ok("GOTO 5")
+            _ = try await expectPage(follower, version: last.version ?? 0)
+            try await redis.kill()
+            try await redis.start()
+            var moved: ServerLine?
+            for _ in 0..<400 where moved == nil {
+                let reply = try await follower.command("NEXT")
+                if reply.header.kind == "OK" { moved = reply.header } else { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            let ok = try #require(moved)
+            #expect(ok.page == 6 && ok.version == (last.version ?? 0) + 1, "\(ok)")
+            let seen = try await expectPage(a, version: ok.version ?? 0)
+            #expect(seen.fields["epoch"] == hello.fields["epoch"], "the same history: \(seen)")
+            #expect(!(d0.stderr + d1.stderr).contains("lost changes"))
+        }
+    }
 }

@@ -21,12 +21,14 @@ import UV
 ///   commands have waited ``answerLimitMs`` with no reply: their callers get `.unavailable`
 ///   rather than wait for ever. Redis may still run them when it resumes (they were sent), so
 ///   such a change can be made after its ERR 503; it then reaches every client as a `PAGE`.
-///   Once back, every room is read again (a missing room is created with a new epoch).
+///   Once back, every room is read again (``resync()``): a missing room is created with a new
+///   epoch, and so is one that went back behind what this daemon served saved in its epoch.
 final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     var onEvent: ((EngineEvent) -> Void)?
     var snapshot: (() -> [SavedRoom])?
     var onRoomState: ((SavedRoom) -> Void)?
     var pageCount: ((String) -> Int)?
+    var savedRooms: (() -> [SavedRoom])?
     /// Rooms are reconciled by the coordinator; the engine never refuses a local group up front.
     var refusal: String? { nil }
     var isBusy: Bool { inFlight > 0 }
@@ -373,24 +375,28 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         onRoomState?(saved)
     }
 
-    /// After (re)connecting: every room read again; a missing one is created with a new epoch
-    /// from the coordinator's current state.
+    /// After (re)connecting: every room read again and applied. A missing one is created with
+    /// a new epoch from the state this daemon last served saved; so is one of that epoch at an
+    /// older version (Redis restarted from an older snapshot, a failover to a lagging replica,
+    /// an overwrite): its clients saw later versions of that epoch, so going on from the older
+    /// one would hand out versions again, for other pages. One atomic script per room, so of
+    /// several daemons one makes the new epoch and the others adopt it.
     private func resync() {
-        let current = Dictionary((snapshot?() ?? []).map { ($0.room, $0) }, uniquingKeysWith: { a, _ in a })
+        let saved = Dictionary(((savedRooms ?? snapshot)?() ?? []).map { ($0.room, $0) }, uniquingKeysWith: { a, _ in a })
         for name in roomNames {
-            guard let mine = current[name] else { continue }
-            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"]) { [unowned self] reply in
-                guard let reply else { return }
-                switch Self.decodeHash(reply, room: name) {
-                case .some(.some(let saved)):
-                    self.onRoomState?(saved)
-                case .some(.none):
-                    var fresh = mine
-                    fresh.epoch = .random()
+            guard let mine = saved[name] else { continue }
+            var fresh = mine
+            fresh.epoch = .random()
+            sync(fresh, pageCount: Int.max, mode: "repair", of: mine.epoch) { [unowned self] outcome in
+                switch outcome {
+                case "created":
                     self.logger.warning("room \(name) has no state in redis \(self.url): starting it again at page \(fresh.page) with a new epoch \(fresh.epoch)")
-                    self.sync(fresh, pageCount: Int.max, mode: "create") { _ in }
-                case .none:
+                case "restarted":
+                    self.logger.warning("room \(name): redis \(self.url) went back behind version \(mine.version) of epoch \(mine.epoch), which this daemon served (it lost changes); starting the room again at page \(fresh.page) with a new epoch \(fresh.epoch)")
+                case nil:
                     self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
+                default:
+                    break
                 }
             }
         }
@@ -468,13 +474,13 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     }
 
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
-                  pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void) {
+                  pageCount: Int, wraps: Bool, saved: RoomState, completion: @escaping (NavigationDecision) -> Void) {
         guard isAvailable else {
             if !everAvailable && outageSince == nil && !stopped
                 && waitingForFirstConnection.count < Self.maxWaitingForFirstConnection {
                 waitingForFirstConnection.append { [unowned self] in
                     self.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: by,
-                                  pageCount: pageCount, wraps: wraps, completion: completion)
+                                  pageCount: pageCount, wraps: wraps, saved: saved, completion: completion)
                 }
                 return
             }
@@ -490,7 +496,8 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
         let key = roomKey(room)
         eval("navigate", RedisScripts.navigate, keys: [key],
-             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room]) { [unowned self] reply in
+             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room,
+                    saved.epoch.description, String(saved.version)]) { [unowned self] reply in
             guard let reply else { return completion(.unavailable) }
             if case .error(let e) = reply, NavigationDecision.isTransient(redisError: e) {
                 return completion(.unavailable)
@@ -520,21 +527,24 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
     }
 
-    private func sync(_ state: SavedRoom, pageCount: Int, mode: String, completion: @escaping (Bool) -> Void) {
+    /// Runs the sync script (``RedisScripts/sync``) and applies the state it leaves; `completion`
+    /// gets its outcome (`created`, `restarted`, `changed`, `kept`), or nil when it failed.
+    private func sync(_ state: SavedRoom, pageCount: Int, mode: String, of epoch: Epoch? = nil,
+                      completion: @escaping (String?) -> Void) {
         let key = roomKey(state.room)
         let count = pageCount == Int.max ? String(Int32.max) : String(max(1, pageCount))
         eval("sync", RedisScripts.sync, keys: [key],
              args: [String(state.page.number), String(state.version), state.by ?? "-", state.doc, state.epoch.description,
-                    count, key, state.room, mode, Epoch.random().description]) { [unowned self] reply in
-            guard case .array(let items) = reply, items.count == 6,
+                    count, key, state.room, mode, Epoch.random().description, (epoch ?? state.epoch).description]) { [unowned self] reply in
+            guard case .array(let items) = reply, items.count == 6, let outcome = items[0].text,
                   let saved = RedisRoomFields.saved(room: state.room, page: items[1].text ?? "", version: items[2].text ?? "",
                                                     by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")
             else {
                 if let reply { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
-                return completion(false)
+                return completion(nil)
             }
             self.onRoomState?(saved)
-            completion(true)
+            completion(outcome)
         }
     }
 
@@ -551,7 +561,9 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
         groups.append((group, rooms.count, false))
         for room in rooms {
-            sync(room, pageCount: pageCount?(room.room) ?? Int.max, mode: "doc") { [unowned self] ok in self.groupReply(group, ok: ok) }
+            sync(room, pageCount: pageCount?(room.room) ?? Int.max, mode: "doc") { [unowned self] outcome in
+                self.groupReply(group, ok: outcome != nil)
+            }
         }
         if rooms.isEmpty { groupReply(group, ok: true, counts: false) }
     }

@@ -17,11 +17,16 @@ enum RedisScripts {
           if i == 0 then return '1' .. string.rep('0', #v) end
           return string.sub(v, 1, i - 1) .. string.char(string.byte(v, i) + 1) .. string.rep('0', #v - i)
         end
+        local function older(a, b)
+          return #a < #b or (#a == #b and a < b)
+        end
 
         """
 
     /// One navigation. KEYS[1]: the room hash. ARGV: op (next, prev, first, last, goto), goto
-    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name.
+    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name, and
+    /// the epoch and version the daemon last served saved: a room behind them (Redis lost
+    /// changes) is left alone and answered with the single field `behind`.
     /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`); at
     /// version 2^64-1 a change is refused (`limit`) rather than reuse a version.
     static let navigate = versions + """
@@ -33,6 +38,7 @@ enum RedisScripts {
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
         local count = tonumber(ARGV[5])
+        if epoch == ARGV[9] and older(version, ARGV[10]) then return {'behind'} end
         local function state(outcome)
           return {outcome, string.format('%d', page), version, by, doc, epoch}
         end
@@ -62,11 +68,13 @@ enum RedisScripts {
 
     /// Creates a room that is missing, or records this daemon's document for it. KEYS[1]: the
     /// room hash. ARGV: page, version, by, doc, epoch (the state to create), page count,
-    /// channel, room name, mode, and a fresh epoch. Mode `create` leaves an existing room as it
-    /// is; mode `doc` sets the doc, clamps the page to the count and bumps the version (at
+    /// channel, room name, mode, a fresh epoch, and (mode `repair`) the epoch the state is of.
+    /// Modes `create` and `repair` leave an existing room as it is, except that `repair` replaces
+    /// a room of that epoch at an older version (Redis lost changes: restarted from an older
+    /// snapshot, or overwritten) with the state given, in the epoch given; mode `doc` sets the doc, clamps the page to the count and bumps the version (at
     /// 2^64-1 it starts the fresh epoch at version 0 instead, as ``RoomRestore`` does).
-    /// Returns {outcome, page, version, by, doc, epoch} with outcome `created`, `changed` or
-    /// `kept`.
+    /// Returns {outcome, page, version, by, doc, epoch} with outcome `created`, `restarted`,
+    /// `changed` or `kept`.
     static let sync = versions + """
         local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
         if not h[1] or not h[2] then
@@ -79,6 +87,11 @@ enum RedisScripts {
         local by = h[3] or '-'
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
+        if ARGV[9] == 'repair' and epoch == ARGV[11] and older(version, ARGV[2]) then
+          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
+          return {'restarted', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+        end
         if ARGV[9] == 'doc' then
           local count = tonumber(ARGV[6])
           if page > count then page = count end
