@@ -183,4 +183,59 @@ import Testing
             #expect(!(d0.stderr + d1.stderr).contains("lost changes"))
         }
     }
+
+    /// Sends `command` until it is answered OK (each other answer must be ERR 503), returning the OK.
+    private func okOnceBack(_ client: LineClient, _ command: String) async throws -> ServerLine {
+        for _ in 0..<400 {
+            let reply = try await client.command(command)
+            if reply.header.kind == "OK" { return reply.header }
+            #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("\(command) never answered OK")
+    }
+
+    @Test("the room's key overwritten while daemons run (a version that is no number, another type, an older version, FLUSHALL): ERR 507 naming the key and logged once, never a nonsense version; deleted or lost, the room starts again in a new epoch")
+    func roomKeyOverwritten() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let d0 = try await daemon(0, workspace, redis)
+            let d1 = try await daemon(1, workspace, redis)
+            let (a, hello) = try await d0.join()
+            let (follower, _) = try await d1.join()
+            let start = try await a.ok("GOTO 3")
+            let notARoom = "ERR 507 state not saved: redis: \(Self.key) does not hold a pagesync room"
+            #expect(try await redis.command("HSET \(Self.key) version abc") == ":0")
+            for command in ["NEXT", "GOTO 7"] {
+                let reply = try await follower.command(command)
+                #expect(reply.header.raw.hasPrefix(notARoom), "\(command): \(reply.header)")
+            }
+            #expect(try await a.ok("STATUS").version == start.version)
+            #expect(d1.stderr.components(separatedBy: "does not hold a pagesync room").count == 2, "logged once: \(d1.stderr)")
+            #expect(try await redis.command("SET \(Self.key) garbage") == "+OK")
+            #expect(try await a.command("NEXT").header.raw.hasPrefix(notARoom))
+
+            // Deleted: the next changes start it again, in a new epoch, from the last state served.
+            #expect(try await redis.command("DEL \(Self.key)") == ":1")
+            let again = try await okOnceBack(a, "NEXT")
+            #expect(again.page == 4, "\(again)")
+            var page: ServerLine
+            repeat { page = try await follower.expectLine(prefix: "PAGE ") } while page.version != again.version
+            #expect(page.fields["epoch"] != hello.fields["epoch"] && page.page == 4, "\(page)")
+            let epoch = page.fields["epoch"]
+
+            // Set back to an older version of the same epoch: not gone on from, a new epoch again.
+            #expect(try await redis.command("HSET \(Self.key) version 0") == ":0")
+            let after = try await okOnceBack(a, "NEXT")
+            #expect(after.page == 5 && after.version == (again.version ?? 0) + 1, "\(after)")
+            repeat { page = try await follower.expectLine(prefix: "PAGE ") } while page.version != after.version
+            #expect(page.fields["epoch"] != epoch && page.page == 5, "\(page)")
+
+            // Everything flushed.
+            #expect(try await redis.command("FLUSHALL") == "+OK")
+            let flushed = try await okOnceBack(follower, "NEXT")
+            #expect(flushed.page == 6 && flushed.version == (after.version ?? 0) + 1, "\(flushed)")
+            #expect(try await redis.command("HGET \(Self.key) version") == String(flushed.version ?? 0))
+        }
+    }
 }

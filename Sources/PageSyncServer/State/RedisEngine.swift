@@ -502,10 +502,17 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             if case .error(let e) = reply, NavigationDecision.isTransient(redisError: e) {
                 return completion(.unavailable)
             }
-            if case .error(let e) = reply {
-                // Redis is there but refuses the write (out of memory, a read-only replica):
-                // not an outage, and not saved. Logged once until a navigation goes through.
-                let reason = NavigationDecision.refusal(redisError: e)
+            // Redis is there but refuses the write (out of memory, a read-only replica), or
+            // someone else wrote the room's key: not an outage, and not saved. Logged once until
+            // a navigation goes through.
+            let refusal: String? = if case .error(let e) = reply {
+                NavigationDecision.refusal(redisError: e)
+            } else if Self.isCorrupt(reply) {
+                "redis: \(key) does not hold a pagesync room (written by something else?); delete it to start the room again"
+            } else {
+                nil
+            }
+            if let reason = refusal {
                 if self.refusing != reason {
                     self.refusing = reason
                     self.logger.error("redis \(self.url) refused a change of room \(room): \(reason); changes get ERR 507 while it does")
@@ -540,7 +547,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
                   let saved = RedisRoomFields.saved(room: state.room, page: items[1].text ?? "", version: items[2].text ?? "",
                                                     by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")
             else {
-                if let reply { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
+                if let reply, !Self.isCorrupt(reply) { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
                 return completion(nil)
             }
             self.onRoomState?(saved)
@@ -607,6 +614,12 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             guard case .array(let items) = reply, items.count == rooms.count else { return completion(nil) }
             completion(items.map { ($0.text ?? "").split(separator: "\n").map(String.init) })
         }
+    }
+
+    /// The scripts' answer for a key that does not hold a room.
+    static func isCorrupt(_ reply: RedisReply) -> Bool {
+        guard case .array(let items) = reply, items.count == 1 else { return false }
+        return items[0].text == "corrupt"
     }
 
     /// A key prefix as a PSUBSCRIBE pattern that matches only itself.

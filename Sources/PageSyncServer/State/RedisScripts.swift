@@ -20,17 +20,35 @@ enum RedisScripts {
         local function older(a, b)
           return #a < #b or (#a == #b and a < b)
         end
+        -- Whether the key holds a room (or nothing) as the scripts write it: someone else may
+        -- have written another type there, or a version that is no number.
+        local function roomFields(key)
+          local t = redis.call('TYPE', key).ok
+          if t ~= 'hash' and t ~= 'none' then return nil end
+          return redis.call('HMGET', key, 'page', 'version', 'by', 'doc', 'epoch')
+        end
+        local function isRoom(h)
+          if not h then return false end
+          if not h[1] or not h[2] then return true end
+          local v = h[2]
+          return string.find(h[1], '^[1-9]%d*$') ~= nil and #h[1] <= 9
+            and (v == '0' or string.find(v, '^[1-9]%d*$') ~= nil) and (#v < 20 or (#v == 20 and v <= maxVersion))
+            and string.find(h[3] or '-', '^[^ ]+$') ~= nil and string.find(h[4] or '-', '^[^ ]+$') ~= nil
+            and string.find(h[5] or '0', '^%x+$') ~= nil and #(h[5] or '0') <= 16
+        end
 
         """
 
     /// One navigation. KEYS[1]: the room hash. ARGV: op (next, prev, first, last, goto), goto
     /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name, and
     /// the epoch and version the daemon last served saved: a room behind them (Redis lost
-    /// changes) is left alone and answered with the single field `behind`.
+    /// changes) is left alone and answered with the single field `behind`; a key that does not
+    /// hold a room (another type, fields that are no page or version) with `corrupt`.
     /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`); at
     /// version 2^64-1 a change is refused (`limit`) rather than reuse a version.
     static let navigate = versions + """
-        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+        local h = roomFields(KEYS[1])
+        if not isRoom(h) then return {'corrupt'} end
         if not h[1] or not h[2] then return {'missing'} end
         local page = tonumber(h[1])
         local version = h[2]
@@ -74,9 +92,10 @@ enum RedisScripts {
     /// snapshot, or overwritten) with the state given, in the epoch given; mode `doc` sets the doc, clamps the page to the count and bumps the version (at
     /// 2^64-1 it starts the fresh epoch at version 0 instead, as ``RoomRestore`` does).
     /// Returns {outcome, page, version, by, doc, epoch} with outcome `created`, `restarted`,
-    /// `changed` or `kept`.
+    /// `changed` or `kept`, or {'corrupt'} for a key that does not hold a room.
     static let sync = versions + """
-        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+        local h = roomFields(KEYS[1])
+        if not isRoom(h) then return {'corrupt'} end
         if not h[1] or not h[2] then
           redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
           redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
