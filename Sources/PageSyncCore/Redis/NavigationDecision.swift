@@ -7,7 +7,8 @@ public enum NavigationDecision: Equatable, Sendable {
     case unchanged(SavedRoom)
     /// Refused (409, 416, 404); nothing changed.
     case refused(NavigationError, SavedRoom)
-    /// The room has no state in Redis (it will be created again): nothing changed.
+    /// The room has no state in Redis, or one behind what this daemon served saved in the same
+    /// epoch (Redis lost changes): it will be made again, and nothing changed.
     case missing
     /// The engine could not be asked (Redis down): `ERR 503`, nothing changed.
     case unavailable
@@ -43,11 +44,11 @@ public enum NavigationDecision: Equatable, Sendable {
     }
 
     /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where
-    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last` or `nopage`, or the single
-    /// field `missing`. `navigation` and `ifVersion` are the request (for the error's details).
-    /// nil for a reply that is none of these.
+    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last`, `nopage` or `limit` (the
+    /// version is 2^64-1), or the single field `missing` or `behind`. `navigation` and `ifVersion` are the
+    /// request (for the error's details). nil for a reply that is none of these.
     public static func decode(_ fields: [String], room: String, navigation: Navigation, ifVersion: UInt64?) -> NavigationDecision? {
-        if fields == ["missing"] { return .missing }
+        if fields == ["missing"] || fields == ["behind"] { return .missing }
         guard fields.count == 6,
               let state = RedisRoomFields.saved(room: room, page: fields[1], version: fields[2], by: fields[3], doc: fields[4], epoch: fields[5])
         else { return nil }
@@ -59,6 +60,7 @@ public enum NavigationDecision: Equatable, Sendable {
             return .refused(.conflict(expected: expected), state)
         case "end-first": return .refused(.pastEnd(.first), state)
         case "end-last": return .refused(.pastEnd(.last), state)
+        case "limit": return .refused(.versionExhausted, state)
         case "nopage":
             guard case .goto(let page) = navigation else { return nil }
             return .refused(.noSuchPage(page), state)

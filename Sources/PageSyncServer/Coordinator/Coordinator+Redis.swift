@@ -10,6 +10,9 @@ extension Coordinator {
         guard let authority else { return }
         authority.onRoomState = { [unowned self] saved in self.assumeIsolated { $0.applyRoomState(saved) } }
         authority.pageCount = { [unowned self] name in self.assumeIsolated { $0.rooms[name]?.document.pageCount ?? Int.max } }
+        authority.savedRooms = { [unowned self] in
+            self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.saved) } }
+        }
         let timer = UV.Timer(loop: loop)
         var ticks = 0
         timer.start(afterMilliseconds: PresenceRules.firstTickMilliseconds, repeatMilliseconds: PresenceRules.tickMilliseconds) {
@@ -43,7 +46,8 @@ extension Coordinator {
         let room = runtime.room.name
         let id = session.id
         authority.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: session.name,
-                           pageCount: runtime.document.pageCount, wraps: runtime.room.policy.wraps) { [unowned self] decision in
+                           pageCount: runtime.document.pageCount, wraps: runtime.room.policy.wraps,
+                           saved: runtime.saved) { [unowned self] decision in
             self.assumeIsolated { $0.navigationDecided(decision, room: room, reply: pending, session: id) }
         }
     }

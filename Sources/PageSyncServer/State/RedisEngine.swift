@@ -17,12 +17,18 @@ import UV
 ///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
 /// - Outage: both connections are dropped and made again with backoff (100 ms doubling to
 ///   5 s); meanwhile navigations are `.unavailable` and groups fail. Logged once per outage.
-///   Once back, every room is read again (a missing room is created with a new epoch).
+///   A Redis that keeps the connection but stops answering (paused, hung) is an outage too once
+///   commands have waited ``answerLimitMs`` with no reply: their callers get `.unavailable`
+///   rather than wait for ever. Redis may still run them when it resumes (they were sent), so
+///   such a change can be made after its ERR 503; it then reaches every client as a `PAGE`.
+///   Once back, every room is read again (``resync()``): a missing room is created with a new
+///   epoch, and so is one that went back behind what this daemon served saved in its epoch.
 final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     var onEvent: ((EngineEvent) -> Void)?
     var snapshot: (() -> [SavedRoom])?
     var onRoomState: ((SavedRoom) -> Void)?
     var pageCount: ((String) -> Int)?
+    var savedRooms: (() -> [SavedRoom])?
     /// Rooms are reconciled by the coordinator; the engine never refuses a local group up front.
     var refusal: String? { nil }
     var isBusy: Bool { inFlight > 0 }
@@ -69,6 +75,15 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private var refusing: String?
     /// How long new connections may take to answer before it counts as an outage.
     static let connectLimitMs: UInt64 = 3000
+    /// How long commands on an open connection may wait with no reply before it counts as an
+    /// outage (a paused or hung Redis keeps the TCP connection, so nothing else notices).
+    static let answerLimitMs: UInt64 = 3000
+    /// Since when commands have waited with no reply (the first send, or the last reply while
+    /// more are due); nil when none is due.
+    private var waitingSince: ContinuousClock.Instant?
+    /// ``waitingSince`` as the answer watchdog saw it past the limit on its previous tick.
+    private var overdueAtLastTick: ContinuousClock.Instant?
+    private var answerWatchdog: UV.Timer?
 
     init(loop: EventLoop, url: RedisURL, prefix: String, roomNames: [String], logger: Logger) {
         self.loop = loop
@@ -153,6 +168,25 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
 
     func started() {
         connect()
+        let watchdog = UV.Timer(loop: loop)
+        watchdog.start(afterMilliseconds: 500, repeatMilliseconds: 500) { [unowned self] in self.checkAnswers() }
+        answerWatchdog = watchdog
+    }
+
+    /// Commands waited past ``answerLimitMs`` with no reply: an outage. Two ticks in a row must
+    /// see the same wait overdue, so the loop reads its sockets in between (a daemon that was
+    /// itself held up finds the replies that came meanwhile before it calls Redis gone).
+    private func checkAnswers() {
+        guard let since = waitingSince, since.duration(to: .now) >= .milliseconds(Int64(Self.answerLimitMs)) else {
+            overdueAtLastTick = nil
+            return
+        }
+        if overdueAtLastTick == since {
+            overdueAtLastTick = nil
+            connectionLost("no answer within \(Self.answerLimitMs / 1000) s")
+        } else {
+            overdueAtLastTick = since
+        }
     }
 
     func closeCleanly() {}
@@ -161,6 +195,8 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         stopped = true
         retryTimer?.close()
         retryTimer = nil
+        answerWatchdog?.close()
+        answerWatchdog = nil
         askWaitingNavigationsAgain()
     }
 
@@ -339,24 +375,28 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         onRoomState?(saved)
     }
 
-    /// After (re)connecting: every room read again; a missing one is created with a new epoch
-    /// from the coordinator's current state.
+    /// After (re)connecting: every room read again and applied. A missing one is created with
+    /// a new epoch from the state this daemon last served saved; so is one of that epoch at an
+    /// older version (Redis restarted from an older snapshot, a failover to a lagging replica,
+    /// an overwrite): its clients saw later versions of that epoch, so going on from the older
+    /// one would hand out versions again, for other pages. One atomic script per room, so of
+    /// several daemons one makes the new epoch and the others adopt it.
     private func resync() {
-        let current = Dictionary((snapshot?() ?? []).map { ($0.room, $0) }, uniquingKeysWith: { a, _ in a })
+        let saved = Dictionary(((savedRooms ?? snapshot)?() ?? []).map { ($0.room, $0) }, uniquingKeysWith: { a, _ in a })
         for name in roomNames {
-            guard let mine = current[name] else { continue }
-            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"]) { [unowned self] reply in
-                guard let reply else { return }
-                switch Self.decodeHash(reply, room: name) {
-                case .some(.some(let saved)):
-                    self.onRoomState?(saved)
-                case .some(.none):
-                    var fresh = mine
-                    fresh.epoch = .random()
+            guard let mine = saved[name] else { continue }
+            var fresh = mine
+            fresh.epoch = .random()
+            sync(fresh, pageCount: Int.max, mode: "repair", of: mine.epoch) { [unowned self] outcome in
+                switch outcome {
+                case "created":
                     self.logger.warning("room \(name) has no state in redis \(self.url): starting it again at page \(fresh.page) with a new epoch \(fresh.epoch)")
-                    self.sync(fresh, pageCount: Int.max, mode: "create") { _ in }
-                case .none:
+                case "restarted":
+                    self.logger.warning("room \(name): redis \(self.url) went back behind version \(mine.version) of epoch \(mine.epoch), which this daemon served (it lost changes); starting the room again at page \(fresh.page) with a new epoch \(fresh.epoch)")
+                case nil:
                     self.logger.error("\(self.roomKey(name)) does not hold a pagesync room")
+                default:
+                    break
                 }
             }
         }
@@ -396,11 +436,13 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     private func send(_ args: [String], completion: @escaping (RedisReply?) -> Void) {
         guard let command, command.send(args, completion: { [unowned self] reply in
             self.inFlight -= 1
+            self.waitingSince = self.inFlight > 0 ? .now : nil
             completion(reply)
         }) else {
             completion(nil)
             return
         }
+        if inFlight == 0 { waitingSince = .now }
         inFlight += 1
     }
 
@@ -432,13 +474,13 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     }
 
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
-                  pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void) {
+                  pageCount: Int, wraps: Bool, saved: RoomState, completion: @escaping (NavigationDecision) -> Void) {
         guard isAvailable else {
             if !everAvailable && outageSince == nil && !stopped
                 && waitingForFirstConnection.count < Self.maxWaitingForFirstConnection {
                 waitingForFirstConnection.append { [unowned self] in
                     self.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: by,
-                                  pageCount: pageCount, wraps: wraps, completion: completion)
+                                  pageCount: pageCount, wraps: wraps, saved: saved, completion: completion)
                 }
                 return
             }
@@ -454,15 +496,23 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
         let key = roomKey(room)
         eval("navigate", RedisScripts.navigate, keys: [key],
-             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room]) { [unowned self] reply in
+             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room,
+                    saved.epoch.description, String(saved.version)]) { [unowned self] reply in
             guard let reply else { return completion(.unavailable) }
             if case .error(let e) = reply, NavigationDecision.isTransient(redisError: e) {
                 return completion(.unavailable)
             }
-            if case .error(let e) = reply {
-                // Redis is there but refuses the write (out of memory, a read-only replica):
-                // not an outage, and not saved. Logged once until a navigation goes through.
-                let reason = NavigationDecision.refusal(redisError: e)
+            // Redis is there but refuses the write (out of memory, a read-only replica), or
+            // someone else wrote the room's key: not an outage, and not saved. Logged once until
+            // a navigation goes through.
+            let refusal: String? = if case .error(let e) = reply {
+                NavigationDecision.refusal(redisError: e)
+            } else if Self.isCorrupt(reply) {
+                "redis: \(key) does not hold a pagesync room (written by something else?); delete it to start the room again"
+            } else {
+                nil
+            }
+            if let reason = refusal {
                 if self.refusing != reason {
                     self.refusing = reason
                     self.logger.error("redis \(self.url) refused a change of room \(room): \(reason); changes get ERR 507 while it does")
@@ -484,21 +534,24 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
     }
 
-    private func sync(_ state: SavedRoom, pageCount: Int, mode: String, completion: @escaping (Bool) -> Void) {
+    /// Runs the sync script (``RedisScripts/sync``) and applies the state it leaves; `completion`
+    /// gets its outcome (`created`, `restarted`, `changed`, `kept`), or nil when it failed.
+    private func sync(_ state: SavedRoom, pageCount: Int, mode: String, of epoch: Epoch? = nil,
+                      completion: @escaping (String?) -> Void) {
         let key = roomKey(state.room)
         let count = pageCount == Int.max ? String(Int32.max) : String(max(1, pageCount))
         eval("sync", RedisScripts.sync, keys: [key],
              args: [String(state.page.number), String(state.version), state.by ?? "-", state.doc, state.epoch.description,
-                    count, key, state.room, mode]) { [unowned self] reply in
-            guard case .array(let items) = reply, items.count == 6,
+                    count, key, state.room, mode, Epoch.random().description, (epoch ?? state.epoch).description]) { [unowned self] reply in
+            guard case .array(let items) = reply, items.count == 6, let outcome = items[0].text,
                   let saved = RedisRoomFields.saved(room: state.room, page: items[1].text ?? "", version: items[2].text ?? "",
                                                     by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")
             else {
-                if let reply { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
-                return completion(false)
+                if let reply, !Self.isCorrupt(reply) { self.logger.error("sync script for room \(state.room): unexpected reply \(reply)") }
+                return completion(nil)
             }
             self.onRoomState?(saved)
-            completion(true)
+            completion(outcome)
         }
     }
 
@@ -515,7 +568,9 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
         }
         groups.append((group, rooms.count, false))
         for room in rooms {
-            sync(room, pageCount: pageCount?(room.room) ?? Int.max, mode: "doc") { [unowned self] ok in self.groupReply(group, ok: ok) }
+            sync(room, pageCount: pageCount?(room.room) ?? Int.max, mode: "doc") { [unowned self] outcome in
+                self.groupReply(group, ok: outcome != nil)
+            }
         }
         if rooms.isEmpty { groupReply(group, ok: true, counts: false) }
     }
@@ -559,6 +614,12 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
             guard case .array(let items) = reply, items.count == rooms.count else { return completion(nil) }
             completion(items.map { ($0.text ?? "").split(separator: "\n").map(String.init) })
         }
+    }
+
+    /// The scripts' answer for a key that does not hold a room.
+    static func isCorrupt(_ reply: RedisReply) -> Bool {
+        guard case .array(let items) = reply, items.count == 1 else { return false }
+        return items[0].text == "corrupt"
     }
 
     /// A key prefix as a PSUBSCRIBE pattern that matches only itself.

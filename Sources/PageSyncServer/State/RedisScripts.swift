@@ -4,22 +4,63 @@
 /// A room is the hash `<prefix>room:<name>` with fields page, version, by, doc, epoch, and its
 /// changes are published on the channel of the same name as `RoomStateLine`s.
 enum RedisScripts {
+    /// What the room scripts share: versions stay decimal strings in Lua, never numbers. Lua's
+    /// numbers are doubles, exact only up to 2^53: `tonumber` and `+ 1` would give version
+    /// 2^53 again after 2^53 (a version reused) and round versions above it, while the
+    /// protocol's versions are unsigned 64-bit. `increment` adds one to a string of digits;
+    /// `maxVersion` (2^64-1) cannot be incremented.
+    static let versions = """
+        local maxVersion = '18446744073709551615'
+        local function increment(v)
+          local i = #v
+          while i > 0 and string.byte(v, i) == 57 do i = i - 1 end
+          if i == 0 then return '1' .. string.rep('0', #v) end
+          return string.sub(v, 1, i - 1) .. string.char(string.byte(v, i) + 1) .. string.rep('0', #v - i)
+        end
+        local function older(a, b)
+          return #a < #b or (#a == #b and a < b)
+        end
+        -- Whether the key holds a room (or nothing) as the scripts write it: someone else may
+        -- have written another type there, or a version that is no number.
+        local function roomFields(key)
+          local t = redis.call('TYPE', key).ok
+          if t ~= 'hash' and t ~= 'none' then return nil end
+          return redis.call('HMGET', key, 'page', 'version', 'by', 'doc', 'epoch')
+        end
+        local function isRoom(h)
+          if not h then return false end
+          if not h[1] or not h[2] then return true end
+          local v = h[2]
+          return string.find(h[1], '^[1-9]%d*$') ~= nil and #h[1] <= 9
+            and (v == '0' or string.find(v, '^[1-9]%d*$') ~= nil) and (#v < 20 or (#v == 20 and v <= maxVersion))
+            and string.find(h[3] or '-', '^[^ ]+$') ~= nil and string.find(h[4] or '-', '^[^ ]+$') ~= nil
+            and string.find(h[5] or '0', '^%x+$') ~= nil and #(h[5] or '0') <= 16
+        end
+
+        """
+
     /// One navigation. KEYS[1]: the room hash. ARGV: op (next, prev, first, last, goto), goto
-    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name.
-    /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`).
-    static let navigate = """
-        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name, and
+    /// the epoch and version the daemon last served saved: a room behind them (Redis lost
+    /// changes) is left alone and answered with the single field `behind`; a key that does not
+    /// hold a room (another type, fields that are no page or version) with `corrupt`.
+    /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`); at
+    /// version 2^64-1 a change is refused (`limit`) rather than reuse a version.
+    static let navigate = versions + """
+        local h = roomFields(KEYS[1])
+        if not isRoom(h) then return {'corrupt'} end
         if not h[1] or not h[2] then return {'missing'} end
         local page = tonumber(h[1])
-        local version = tonumber(h[2])
+        local version = h[2]
         local by = h[3] or '-'
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
         local count = tonumber(ARGV[5])
+        if epoch == ARGV[9] and older(version, ARGV[10]) then return {'behind'} end
         local function state(outcome)
-          return {outcome, string.format('%d', page), string.format('%.0f', version), by, doc, epoch}
+          return {outcome, string.format('%d', page), version, by, doc, epoch}
         end
-        if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version then return state('conflict') end
+        if ARGV[3] ~= '' and ARGV[3] ~= version then return state('conflict') end
         if page > count then page = count end
         local op = ARGV[1]
         local target
@@ -34,43 +75,59 @@ enum RedisScripts {
           if target > count then return state('nopage') end
         end
         if target == page then return state('same') end
+        if version == maxVersion then return state('limit') end
         page = target
-        version = version + 1
+        version = increment(version)
         by = ARGV[4]
-        local v = string.format('%.0f', version)
-        redis.call('HSET', KEYS[1], 'page', page, 'version', v, 'by', by)
-        redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. v .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
+        redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'by', by)
+        redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
         return state('moved')
         """
 
     /// Creates a room that is missing, or records this daemon's document for it. KEYS[1]: the
     /// room hash. ARGV: page, version, by, doc, epoch (the state to create), page count,
-    /// channel, room name, mode. Mode `create` leaves an existing room as it is; mode `doc` sets
-    /// the doc, clamps the page to the count and bumps the version. Returns {outcome, page,
-    /// version, by, doc, epoch} with outcome `created`, `changed` or `kept`.
-    static let sync = """
-        local h = redis.call('HMGET', KEYS[1], 'page', 'version', 'by', 'doc', 'epoch')
+    /// channel, room name, mode, a fresh epoch, and (mode `repair`) the epoch the state is of.
+    /// Modes `create` and `repair` leave an existing room as it is, except that `repair` replaces
+    /// a room of that epoch at an older version (Redis lost changes: restarted from an older
+    /// snapshot, or overwritten) with the state given, in the epoch given; mode `doc` sets the doc, clamps the page to the count and bumps the version (at
+    /// 2^64-1 it starts the fresh epoch at version 0 instead, as ``RoomRestore`` does).
+    /// Returns {outcome, page, version, by, doc, epoch} with outcome `created`, `restarted`,
+    /// `changed` or `kept`, or {'corrupt'} for a key that does not hold a room.
+    static let sync = versions + """
+        local h = roomFields(KEYS[1])
+        if not isRoom(h) then return {'corrupt'} end
         if not h[1] or not h[2] then
           redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
           redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
           return {'created', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
         end
         local page = tonumber(h[1])
-        local version = tonumber(h[2])
+        local version = h[2]
         local by = h[3] or '-'
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
+        if ARGV[9] == 'repair' and epoch == ARGV[11] and older(version, ARGV[2]) then
+          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
+          return {'restarted', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+        end
         if ARGV[9] == 'doc' then
           local count = tonumber(ARGV[6])
           if page > count then page = count end
           doc = ARGV[4]
-          version = version + 1
-          local v = string.format('%.0f', version)
-          redis.call('HSET', KEYS[1], 'page', page, 'version', v, 'doc', doc)
-          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. v .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
-          return {'changed', string.format('%d', page), v, by, doc, epoch}
+          if version == maxVersion then
+            -- No version is left in this history: the change starts a new one.
+            version = '0'
+            epoch = ARGV[10]
+            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc, 'epoch', epoch)
+          else
+            version = increment(version)
+            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc)
+          end
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
+          return {'changed', string.format('%d', page), version, by, doc, epoch}
         end
-        return {'kept', string.format('%d', page), string.format('%.0f', version), by, doc, epoch}
+        return {'kept', string.format('%d', page), version, by, doc, epoch}
         """
 
     /// This daemon's members of one room. KEYS[1]: the room's presence hash. ARGV: daemon id,

@@ -61,12 +61,18 @@ public protocol AuthoritativeStateEngine: StateEngine {
     /// A room's page count in this daemon (set by the coordinator): pages beyond it are clamped
     /// when this daemon records its document.
     var pageCount: ((String) -> Int)? { get set }
+    /// Each room's state as this daemon last served it saved (set by the coordinator): after an
+    /// outage the engine checks that the shared state has not gone back behind it.
+    var savedRooms: (() -> [SavedRoom])? { get set }
     /// Whether changes can be made now (false while Redis is unreachable).
     var isAvailable: Bool { get }
     /// Decides one navigation: conditions checked, version bumped and the new state published
-    /// atomically. `completion` runs once, on the loop thread, possibly before this returns.
+    /// atomically. `saved` is the room's state as this daemon last served it saved: a shared
+    /// state behind it in the same epoch (Redis lost changes) is not changed but made again
+    /// (``NavigationDecision/missing``). `completion` runs once, on the loop thread, possibly
+    /// before this returns.
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
-                  pageCount: Int, wraps: Bool, completion: @escaping (NavigationDecision) -> Void)
+                  pageCount: Int, wraps: Bool, saved: RoomState, completion: @escaping (NavigationDecision) -> Void)
     /// Records this daemon's members of `room` (one line each; empty removes them).
     func publishMembers(room: String, lines: [String])
     /// Shutdown began: stop reconnecting; commands already sent still complete.

@@ -88,7 +88,10 @@ import PageSyncCore
         #expect(decode("end-first", .previous) == .refused(.pastEnd(.first), saved))
         #expect(decode("end-last") == .refused(.pastEnd(.last), saved))
         #expect(decode("nopage", .goto(PageNumber(99)!)) == .refused(.noSuchPage(PageNumber(99)!), saved))
+        #expect(decode("limit") == .refused(.versionExhausted, saved))
         #expect(NavigationDecision.decode(["missing"], room: "r", navigation: .next, ifVersion: nil) == .missing)
+        // Behind what the daemon served: made again like a missing room, nothing changed.
+        #expect(NavigationDecision.decode(["behind"], room: "r", navigation: .next, ifVersion: nil) == .missing)
     }
 
     @Test func aRedisErrorIsOneShortLineNamingRedis() {
