@@ -1,4 +1,7 @@
 import CLibUV
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A libuv timer (`uv_timer_t`). Loop thread only; not `Sendable`.
 ///
@@ -115,6 +118,17 @@ public final class SignalWatcher: UVHandleOwner {
         isClosed = true
         callback = nil
         HandleMemory.close(asHandle(handle))
+    }
+
+    /// Closes the watcher and ignores its signal from then on (`SIG_IGN`). libuv puts back the
+    /// default action when the last watcher of a signal closes, so a late SIGTERM or SIGINT
+    /// would otherwise end a process that is finishing its stop, before it is done.
+    public func closeIgnoringLaterSignals() {
+        loop.assertOnLoopThread()
+        guard !isClosed else { return }
+        let signalNumber = handle.pointee.signum
+        close()  // uv_close stops the watcher now: the default action is back from here
+        signal(signalNumber, SIG_IGN)
     }
 }
 

@@ -183,6 +183,29 @@ struct LifecycleTests {
         }
     }
 
+    @Test("stop signals sent over and over from the start of a stop until the process is gone: it still exits 0, having recorded a clean stop",
+          arguments: [SIGTERM, SIGINT])
+    func stopSignalsUntilGone(signal: Int32) async throws {
+        try await withWorkspace { workspace in
+            try workspace.write("notes.txt", Documents.formFeed(pages: 3))
+            let daemon = try await workspace.startDaemon(documents: ["notes.txt"])
+            let (client, _) = try await daemon.join()
+            try await client.ok("NEXT")
+            daemon.send(signal: signal)
+            // Every millisecond until it has exited: some land after its signal watchers closed,
+            // where libuv's default action (before the fix) killed it.
+            var sent = 0
+            while daemon.isRunning && sent < 10_000 {
+                daemon.send(signal: signal)
+                sent += 1
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            let termination = try await daemon.waitForExit(timeout: shutdownGuard)
+            #expect(termination == .exited(0), "\(termination) after \(sent) signals; stderr:\n\(tail(daemon.stderr))")
+            #expect(daemon.stderr.contains("stopped"), "\(tail(daemon.stderr))")
+        }
+    }
+
     @Test("pagesyncd --help exits 0 and documents the command-line flags")
     func helpExitsZero() async throws {
         let result = try await runProcess(Binaries.pagesyncd(), ["--help"])

@@ -263,10 +263,10 @@ public actor Coordinator {
     /// SIGINT/SIGTERM: stop accepting, say BYE, let every client's output settle and leave,
     /// then stop the loop.
     ///
-    /// The signal watchers stay open until the loop's handles are closed, so a second SIGINT
-    /// or SIGTERM (or a SIGHUP) while stopping is logged and ignored: closed, libuv would put
-    /// back the default action, and the second signal would kill the daemon before it records
-    /// a clean stop.
+    /// The signal watchers stay open until the loop stops, so a second SIGINT or SIGTERM (or
+    /// a SIGHUP) while stopping is logged and ignored; then they close and the signals are
+    /// ignored (closed, libuv would put back the default action, and a late signal would kill
+    /// the daemon before it records a clean stop).
     func shutdown(reason: String) {
         guard !shuttingDown else {
             logger.notice("already stopping; \(reason) ignored")
@@ -316,6 +316,10 @@ public actor Coordinator {
     }
 
     private func stopLoop() {
+        // From here a stop signal is ignored (not logged): the loop is done, and what is left
+        // (draining disk jobs, recording a clean stop) must not be cut short by one.
+        for watcher in signalWatchers { watcher.closeIgnoringLaterSignals() }
+        signalWatchers.removeAll()
         forceExitTimer?.close()
         forceExitTimer = nil
         prepare?.close()
