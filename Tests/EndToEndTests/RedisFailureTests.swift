@@ -15,6 +15,12 @@ import Testing
             "--redis", redis.url, "--redis-prefix", Self.prefix, "--state-dir", workspace.url("s\(i)").path])
     }
 
+    /// A redis-server and two daemons sharing the room through it.
+    private func twoDaemons(_ workspace: Workspace) async throws -> (RedisServer, Daemon, Daemon) {
+        let redis = try await RedisServer(in: workspace)
+        return (redis, try await daemon(0, workspace, redis), try await daemon(1, workspace, redis))
+    }
+
     /// Reads `PAGE` lines until one has `version`; fails on a version that goes back or skips it.
     private func expectPage(_ client: LineClient, version: UInt64) async throws -> ServerLine {
         while true {
@@ -28,9 +34,7 @@ import Testing
     @Test("versions beyond 2^53 stay exact (Lua's numbers are doubles): each change adds exactly one, a document recorded at start too, and 2^64-1 refuses changes with ERR 500")
     func versionsBeyondDoublePrecision() async throws {
         try await withWorkspace { workspace in
-            let redis = try await RedisServer(in: workspace)
-            let d0 = try await daemon(0, workspace, redis)
-            let d1 = try await daemon(1, workspace, redis)
+            let (redis, d0, d1) = try await twoDaemons(workspace)
             let (a, _) = try await d0.join()
             let (follower, _) = try await d1.join()
             // As after an import or years of changes: the room's version just below 2^53.
@@ -68,9 +72,7 @@ import Testing
     @Test("Redis paused (SIGSTOP) past every limit: a change waiting on it gets ERR 503 instead of hanging, the same client's STATUS after it and other clients' reads are answered; after SIGCONT changes work again without a restart and every daemon agrees with Redis")
     func redisPaused() async throws {
         try await withWorkspace { workspace in
-            let redis = try await RedisServer(in: workspace)
-            let d0 = try await daemon(0, workspace, redis)
-            let d1 = try await daemon(1, workspace, redis)
+            let (redis, d0, d1) = try await twoDaemons(workspace)
             let (a, _) = try await d0.join()
             let (reader, _) = try await d0.join()
             let (follower, _) = try await d1.join()
@@ -119,9 +121,7 @@ import Testing
     @Test("Redis restarted from an older snapshot (kill -9 after SAVE, as with the default RDB persistence): the room gets a new epoch holding the last state the daemons served, never an older version of the old epoch")
     func redisRestartedFromOlderSnapshot() async throws {
         try await withWorkspace { workspace in
-            let redis = try await RedisServer(in: workspace)
-            let d0 = try await daemon(0, workspace, redis)
-            let d1 = try await daemon(1, workspace, redis)
+            let (redis, d0, d1) = try await twoDaemons(workspace)
             let (a, hello) = try await d0.join()
             let (follower, _) = try await d1.join()
             let epoch = try #require(hello.fields["epoch"])
@@ -199,9 +199,7 @@ import Testing
     @Test("the room's key overwritten while daemons run (a version that is no number, another type, an older version, FLUSHALL): ERR 507 naming the key and logged once, never a nonsense version; deleted or lost, the room starts again in a new epoch")
     func roomKeyOverwritten() async throws {
         try await withWorkspace { workspace in
-            let redis = try await RedisServer(in: workspace)
-            let d0 = try await daemon(0, workspace, redis)
-            let d1 = try await daemon(1, workspace, redis)
+            let (redis, d0, d1) = try await twoDaemons(workspace)
             let (a, hello) = try await d0.join()
             let (follower, _) = try await d1.join()
             let start = try await a.ok("GOTO 3")

@@ -20,6 +20,12 @@ private final class EnginePair {
         self.server = try TLSEngine(context: server, serverName: nil, outputScratch: outputScratch)
     }
 
+    /// A client trusting `certs`' CA and a server with its certificate: the usual pair.
+    convenience init(_ certs: TestCertificates) throws {
+        try self.init(client: .client(caFile: certs.caFile),
+                      server: .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+    }
+
     deinit { scratch.deallocate() }
 
     /// Moves bytes both ways until neither side has output; returns the number of flights.
@@ -42,9 +48,7 @@ struct TLSEngineTests {
     @Test func handshakeThenDataBothWays() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let pair = try EnginePair(
-            client: try .client(caFile: certs.caFile),
-            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        let pair = try EnginePair(certs)
         #expect(pair.client.state == .handshaking)
         #expect(pair.client.outputCount > 0, "a client has its ClientHello ready at once")
         // Written before the handshake: kept, counted, sent when it completes.
@@ -67,9 +71,7 @@ struct TLSEngineTests {
     @Test func largeWritesArriveWholeAndInOrder() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let pair = try EnginePair(
-            client: try .client(caFile: certs.caFile),
-            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        let pair = try EnginePair(certs)
         pair.pump()
         let payload = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
         payload.withUnsafeBytes { pair.server.send($0) }
@@ -114,9 +116,7 @@ struct TLSEngineTests {
     @Test func pausedReadKeepsTheRestForLater() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let pair = try EnginePair(
-            client: try .client(caFile: certs.caFile),
-            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        let pair = try EnginePair(certs)
         pair.pump()
         for word in ["one\n", "two\n", "three\n"] { Array(word.utf8).withUnsafeBytes { pair.server.send($0) } }
         pair.server.takeOutput { pair.client.receive($0) }
@@ -134,9 +134,7 @@ struct TLSEngineTests {
     @Test func closeNotifyEndsTheSession() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let pair = try EnginePair(
-            client: try .client(caFile: certs.caFile),
-            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        let pair = try EnginePair(certs)
         pair.pump()
         pair.server.shutdown()
         #expect(pair.server.state == .closed)
@@ -148,9 +146,7 @@ struct TLSEngineTests {
     @Test func afterThePeersCloseNotifyRepliesStillGoOutThenOurs() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let pair = try EnginePair(
-            client: try .client(caFile: certs.caFile),
-            server: try .server(certificateFile: certs.certificateFile, keyFile: certs.keyFile))
+        let pair = try EnginePair(certs)
         pair.pump()
         // A line and close_notify in one flight, as `printf 'next\n' | socat - OPENSSL:...` sends them.
         Array("next\n".utf8).withUnsafeBytes { pair.client.send($0) }
