@@ -146,6 +146,9 @@ extension PagerModel {
         }
     }
 
+    /// Disconnect reasons that only say the server closed or is not there (yet).
+    static let serverAwayReasons: Set<String> = ["connection refused", "the server closed the connection"]
+
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
         awaitingFirstLine = false
         inFlight = nil
@@ -161,8 +164,15 @@ extension PagerModel {
         }
         attempts += 1
         connection = greeted ? .reconnecting(attempt: attempts) : .connecting
-        // The server's own goodbye says more than what the socket saw afterwards.
-        message = farewell.map { "server: " + $0 } ?? (reason.isEmpty ? nil : reason)
+        // The server's own goodbye says more than a socket that found nobody there afterwards;
+        // any other failure of a later attempt (a certificate the pager does not trust, a
+        // timeout) is what to act on: said first, the goodbye after it (a narrow status line
+        // cuts the end), or it would stay hidden behind the goodbye.
+        if let farewell {
+            message = reason.isEmpty || Self.serverAwayReasons.contains(reason) ? "server: \(farewell)" : "\(reason) · server: \(farewell)"
+        } else {
+            message = reason.isEmpty ? nil : reason
+        }
         fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: jitter.next())))
     }
 

@@ -191,6 +191,19 @@ import PageSyncPager
         #expect(h.model.message == nil)
     }
 
+    /// A daemon restarted with a certificate the pager does not trust: the failure is said first,
+    /// not hidden behind the goodbye for good; a refused attempt shows the goodbye alone again.
+    @Test func aReconnectThatFailsForAnotherReasonSaysSoAfterTheGoodbye() {
+        var h = Harness(hello: hello())
+        h.server("BYE server shutting down")
+        h.event(.disconnected(reason: "the server closed the connection"))
+        h.event(.disconnected(reason: "TLS: unknown CA"))
+        #expect(h.model.message == "TLS: unknown CA · server: server shutting down")
+        #expect(h.model.statusText().contains("reconnecting… · TLS: unknown CA"), "\(h.model.statusText())")
+        h.event(.disconnected(reason: "connection refused"))
+        #expect(h.model.message == "server: server shutting down")
+    }
+
     @Test func detachKeepsTheRoomNameAndYourNameShows() {
         var h = Harness(hello: hello(name: "ann"))
         #expect(h.model.statusText().hasSuffix("you: ann ⚑"))
