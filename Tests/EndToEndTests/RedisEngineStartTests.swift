@@ -27,16 +27,7 @@ import Testing
             // Reconnect attempts back off to 5 s at most, and the outage is logged once.
             try await Task.sleep(for: .seconds(1))
             try await redis.start()
-            var moved: ServerLine?
-            for _ in 0..<400 where moved == nil {
-                let reply = try await a.command("NEXT")
-                if reply.header.kind == "OK" {
-                    moved = reply.header
-                } else {
-                    #expect(reply.header.raw == "ERR 503 state engine unavailable")
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-            }
+            let moved = try await a.retryUntilOK("NEXT", refusal: "ERR 503 state engine unavailable")
             let ok = try #require(moved, "a change succeeds once Redis is up")
             #expect(ok.fields["page"] == "2")
             let shared = try await a.command("STATUS").header

@@ -92,11 +92,7 @@ import Testing
             let status = try await a.command("STATUS")
             #expect(status.header.kind == "OK" && status.header.fields["page"] != nil)
             try await redis.start()
-            var moved: ServerLine?
-            for _ in 0..<200 where moved == nil {
-                let reply = try await b.command("GOTO 7")
-                if reply.header.kind == "OK" { moved = reply.header } else { try await Task.sleep(for: .milliseconds(50)) }
-            }
+            let moved = try await b.retryUntilOK("GOTO 7", attempts: 200)
             #expect(moved != nil, "changes work again once Redis is back")
             var page: ServerLine
             repeat { page = try await a.expectLine(prefix: "PAGE ") } while page.fields["page"] != "7"

@@ -96,16 +96,7 @@ import Testing
             }
 
             redis.send(signal: SIGCONT)
-            var moved: ServerLine?
-            for _ in 0..<400 where moved == nil {
-                let reply = try await follower.command("GOTO 7")
-                if reply.header.kind == "OK" {
-                    moved = reply.header
-                } else {
-                    #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-            }
+            let moved = try await follower.retryUntilOK("GOTO 7", refusal: "ERR 503 state engine unavailable")
             let ok = try #require(moved, "changes work again once Redis runs")
             // What Redis holds is what every daemon serves: no OK for a change it did not store.
             #expect(try await redis.command("HGET \(Self.key) version") == String(ok.version ?? 0))
@@ -140,16 +131,7 @@ import Testing
             repeat { page = try await follower.expectLine(prefix: "PAGE ") } while page.fields["epoch"] == epoch
             #expect(page.page == 5 && page.version == last.version, "the last state served, in a new epoch: \(page)")
             let newEpoch = try #require(page.fields["epoch"])
-            var moved: ServerLine?
-            for _ in 0..<400 where moved == nil {
-                let reply = try await a.command("NEXT")
-                if reply.header.kind == "OK" {
-                    moved = reply.header
-                } else {
-                    #expect(reply.header.raw == "ERR 503 state engine unavailable", "\(reply.header)")
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-            }
+            let moved = try await a.retryUntilOK("NEXT", refusal: "ERR 503 state engine unavailable")
             let ok = try #require(moved)
             #expect(ok.page == 6 && ok.version == (last.version ?? 0) + 1, "the next change goes on from the last served state: \(ok)")
             let seen = try await expectPage(follower, version: ok.version ?? 0)
@@ -172,11 +154,7 @@ import Testing
             _ = try await expectPage(follower, version: last.version ?? 0)
             try await redis.kill()
             try await redis.start()
-            var moved: ServerLine?
-            for _ in 0..<400 where moved == nil {
-                let reply = try await follower.command("NEXT")
-                if reply.header.kind == "OK" { moved = reply.header } else { try await Task.sleep(for: .milliseconds(50)) }
-            }
+            let moved = try await follower.retryUntilOK("NEXT")
             let ok = try #require(moved)
             #expect(ok.page == 6 && ok.version == (last.version ?? 0) + 1, "\(ok)")
             let seen = try await expectPage(a, version: ok.version ?? 0)
