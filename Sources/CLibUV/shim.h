@@ -4,4 +4,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h> /* malloc_trim, for HeapTrim */
 #endif
+#if defined(__linux__)
+#include <sys/eventfd.h> /* PoolLane */
+#endif
 #endif

@@ -134,6 +134,13 @@ public final class EventLoop: @unchecked Sendable {
     /// executor's internal wake-up handle while the loop is open. 0 after `closeAllHandlesAndDrain()`.
     public var liveHandleCount: Int { handleCount.load(ordering: .relaxed) }
 
+    /// Requests of this loop that libuv counts as in flight (pool work, writes, connects, ...).
+    /// Loop thread only.
+    public var activeRequestCount: Int {
+        assertOnLoopThread()
+        return Int(raw.pointee.active_reqs.count)
+    }
+
     /// Runs `body` on the loop thread, after the jobs already queued (same FIFO queue as the
     /// executor). Thread-safe. Closures submitted after `closeAllHandlesAndDrain()` are dropped.
     public func execute(_ body: @escaping @Sendable () -> Void) {

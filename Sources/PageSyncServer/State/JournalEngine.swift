@@ -44,6 +44,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private var gatherTimer: UV.Timer?
     /// One disk job (a sync, or the end of a compaction) at a time, in order.
     private var diskBusy = false
+    /// Where syncs and place checks run: one pool thread that wakes the loop once per sync,
+    /// without libuv 1.44's spin (``PoolLane``); nil if it cannot be made (then `queueWork`).
+    private lazy var syncLane: PoolLane? = PoolLane(loop: loop)
     private var deferredSync: (serial: Int, upTo: UInt64)?
     private var rewriting = false
     private var rewriteBackoffMs: UInt64 = 100
@@ -325,7 +328,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         let path = journalPath
         let checkPlace = started >= lastPlaceCheck + Self.placeCheckNanoseconds
         if checkPlace { lastPlaceCheck = started }
-        loop.queueWork({ JournalFile.sync(fd) ?? (checkPlace ? JournalFile.detached(fd, from: path) : nil) }) { [self] error in
+        onSyncLane({ JournalFile.sync(fd) ?? (checkPlace ? JournalFile.detached(fd, from: path) : nil) }) { [self] error in
             diskBusy = false
             let now = MonotonicClock.nanoseconds()
             perform(pipeline.syncFinished(serial: serial, error: error, at: now, took: now - started))
@@ -343,7 +346,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         diskBusy = true
         let fd = self.fd
         let path = journalPath
-        loop.queueWork({ JournalFile.detached(fd, from: path) }) { [self] removed in
+        onSyncLane({ JournalFile.detached(fd, from: path) }) { [self] removed in
             diskBusy = false
             if let removed, pipeline.refusal == nil, fd == self.fd {
                 reportOutage(removed)
@@ -351,6 +354,10 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             }
             runDeferredDiskJob()
         }
+    }
+
+    private func onSyncLane(_ work: @escaping @Sendable () -> String?, then completion: @escaping (String?) -> Void) {
+        if let syncLane { syncLane.submit(work, completion: completion) } else { loop.queueWork(work, completion: completion) }
     }
 
     private func runDeferredDiskJob() {
