@@ -1,6 +1,8 @@
 import CLibUV
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A serial lane of short blocking jobs (the journal's syncs) on one thread of libuv's pool, with
@@ -17,9 +19,12 @@ import Glibc
 /// A lane keeps one pool job running while it has work. The job takes the lane's jobs in order,
 /// runs each, puts it on the finished list and only then writes an `eventfd` that the loop watches
 /// with a `uv_poll_t`: the woken loop has nothing to wait for. When no job comes for
-/// `linger`, the pool job ends and gives its thread back (the pool is shared by every loop of
-/// the process); the next job starts another. Loop thread only.
-public final class PoolLane: UVHandleOwner, @unchecked Sendable {
+/// `linger`, the pool job ends and gives its thread back (the pool, 4 threads, is shared by every
+/// loop of the process); the next job starts another. While jobs keep coming, one pool thread
+/// stays taken: one lane per process (the journal's) leaves the others to compaction and name
+/// lookups. Loop thread only. Linux only (`eventfd`): elsewhere ``init(loop:lingerNanoseconds:)``
+/// returns nil and callers use `queueWork`.
+public final class PoolLane: UVHandleOwner {
     private let loop: EventLoop
     private let state: LaneState
     /// The `uv_poll_t` on the lane's `eventfd`; nil once closed (jobs then go to `queueWork`).
@@ -30,7 +35,11 @@ public final class PoolLane: UVHandleOwner, @unchecked Sendable {
     /// not keep the loop alive by itself; a running pool job does, as any work request.
     public init?(loop: EventLoop, lingerNanoseconds: UInt64 = 5_000_000) {
         loop.assertOnLoopThread()
+        #if os(Linux)
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        #else
+        let fd: Int32 = -1
+        #endif
         guard fd >= 0 else { return nil }
         self.loop = loop
         self.state = LaneState(eventFD: fd, linger: lingerNanoseconds)
@@ -54,7 +63,8 @@ public final class PoolLane: UVHandleOwner, @unchecked Sendable {
 
     /// Runs `work` on the lane's pool thread after the jobs submitted before it, then
     /// `completion` with its result on the loop thread. After ``close()`` the job goes to
-    /// ``EventLoop/queueWork(_:completion:)`` instead, so it still completes.
+    /// ``EventLoop/queueWork(_:completion:)`` instead, so it still completes, but in no order
+    /// with the lane's jobs.
     public func submit<Result: Sendable>(
         _ work: @escaping @Sendable () -> Result,
         completion: @escaping (Result) -> Void
@@ -99,7 +109,8 @@ private final class LaneState: @unchecked Sendable {
     private let linger: UInt64
     private let mutex = UnsafeMutablePointer<uv_mutex_t>.allocate(capacity: 1)
     private let wakeUp = UnsafeMutablePointer<uv_cond_t>.allocate(capacity: 1)
-    // Under `mutex`:
+    // Under `mutex`. `pending` is emptied when the pool job has taken all of it; a job already
+    // taken may wait there (and even complete) until then.
     private var pending: [AnyPoolJob] = []
     private var next = 0
     private var finished: [AnyPoolJob] = []
@@ -113,7 +124,7 @@ private final class LaneState: @unchecked Sendable {
     }
 
     deinit {
-        Glibc.close(eventFD)
+        _ = close(eventFD)
         uv_cond_destroy(wakeUp)
         uv_mutex_destroy(mutex)
         wakeUp.deallocate()

@@ -34,10 +34,12 @@ class AnyPoolJob: @unchecked Sendable {
 }
 
 /// The work runs on a pool thread and stores its result; the completion reads it on the loop
-/// thread after libuv's `after_work_cb`, which happens-after the work (libuv synchronizes them).
+/// thread after libuv's `after_work_cb` (or a ``PoolLane``'s lock), which happens-after the
+/// work. The completion (not `Sendable`: it captures loop-thread state) is dropped on the loop
+/// thread once it has run, even when a pool thread holds the job's last reference.
 final class PoolJob<Result: Sendable>: AnyPoolJob, @unchecked Sendable {
     private let work: @Sendable () -> Result
-    private let completion: (Result) -> Void
+    private var completion: ((Result) -> Void)?
     private var result: Result?
 
     init(work: @escaping @Sendable () -> Result, completion: @escaping (Result) -> Void) {
@@ -48,7 +50,8 @@ final class PoolJob<Result: Sendable>: AnyPoolJob, @unchecked Sendable {
     override func runWork() { result = work() }
 
     override func complete() {
-        guard let result else { return }
+        guard let result, let completion else { return }
+        self.completion = nil
         completion(result)
     }
 }
