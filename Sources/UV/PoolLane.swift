@@ -74,21 +74,10 @@ public final class PoolLane: UVHandleOwner {
         if state.enqueue(PoolJob(work: work, completion: completion)) { startRunner() }
     }
 
-    /// Queues the pool job that runs the lane's jobs. Its `after_work_cb` runs what finished and
-    /// was not completed yet (the poll handle may be closed by then).
+    /// Queues the pool job that runs the lane's jobs (``LaneState``). Its `after_work_cb` runs
+    /// what finished and was not completed yet (the poll handle may be closed by then).
     private func startRunner() {
-        let request = HandleMemory.allocateRequest(uv_work_t.self)
-        request.pointee.data = Unmanaged.passRetained(state).toOpaque()
-        let status = uv_queue_work(loop.raw, request, { request in
-            guard let request else { return }
-            Unmanaged<LaneState>.fromOpaque(request.pointee.data).takeUnretainedValue().runJobs()
-        }, { request, _ in
-            guard let request else { return }
-            let state = Unmanaged<LaneState>.fromOpaque(request.pointee.data).takeRetainedValue()
-            HandleMemory.freeRequest(request)
-            state.completeFinished(readingCounter: false)
-        })
-        precondition(status == 0, "uv_queue_work failed: \(UVError(code: status))")
+        loop.queue(state)
     }
 
     /// Stops watching and lets the pool job end once the jobs already submitted have run; their
@@ -104,7 +93,7 @@ public final class PoolLane: UVHandleOwner {
 /// What a lane's loop side and its pool job share, under one libuv mutex. It owns the `eventfd`,
 /// closed when the last holder (the lane, a pool job) lets go: by then the poll handle is
 /// closed (it holds the lane until its close callback) and no pool job can write to it.
-private final class LaneState: @unchecked Sendable {
+private final class LaneState: AnyPoolJob, @unchecked Sendable {
     let eventFD: Int32
     private let linger: UInt64
     private let mutex = UnsafeMutablePointer<uv_mutex_t>.allocate(capacity: 1)
@@ -120,6 +109,7 @@ private final class LaneState: @unchecked Sendable {
     init(eventFD: Int32, linger: UInt64) {
         self.eventFD = eventFD
         self.linger = linger
+        super.init()
         precondition(uv_mutex_init(mutex) == 0 && uv_cond_init(wakeUp) == 0, "PoolLane: no mutex or condition")
     }
 
@@ -156,9 +146,12 @@ private final class LaneState: @unchecked Sendable {
         }
     }
 
+    /// The pool job's end (loop thread, `after_work_cb`): what finished and was not completed.
+    override func complete() { completeFinished(readingCounter: false) }
+
     /// Pool thread: runs jobs in order until none comes for `linger` (or the lane stops). Each
     /// finished job is on `finished` before the `eventfd` write that wakes the loop for it.
-    func runJobs() {
+    override func runWork() {
         uv_mutex_lock(mutex)
         while true {
             if next < pending.count {

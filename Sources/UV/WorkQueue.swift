@@ -11,7 +11,13 @@ extension EventLoop {
         completion: @escaping (Result) -> Void
     ) {
         assertOnLoopThread()
-        let job = PoolJob(work: work, completion: completion)
+        queue(PoolJob(work: work, completion: completion))
+    }
+
+    /// Queues `job` on libuv's pool (`uv_queue_work`): `runWork()` on a pool thread, then
+    /// `complete()` on this loop's thread from libuv's `after_work_cb`. The pending request
+    /// keeps the loop alive until then. Loop thread only.
+    func queue(_ job: AnyPoolJob) {
         let request = HandleMemory.allocateRequest(uv_work_t.self)
         request.pointee.data = Unmanaged.passRetained(job).toOpaque()
         let status = uv_queue_work(raw, request, { request in
@@ -27,7 +33,8 @@ extension EventLoop {
     }
 }
 
-/// A pool job with its result type erased, so libuv's C callbacks can reach it.
+/// A pool job with its result type erased, so libuv's C callbacks can reach it: `runWork()` on
+/// a pool thread, then `complete()` on the loop thread.
 class AnyPoolJob: @unchecked Sendable {
     func runWork() {}
     func complete() {}
