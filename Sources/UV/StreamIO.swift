@@ -253,11 +253,23 @@ final class StreamIO: UVHandleOwner {
     }
 
     /// Flushes queued writes (`uv_shutdown`), then closes. Stops reading immediately.
+    ///
+    /// When everything written is already with the kernel (the usual case: a reply or two that
+    /// `uv_try_write` took), the write side is shut down and the handle closed at once, not on
+    /// a later loop turn: libuv keeps accepting within one loop turn for as long as connections
+    /// arrive, so connections refused with `ERR 503` each held their descriptor until the
+    /// daemon ran out (EMFILE), and libuv then dropped the next connection without a word.
     func shutdownAndClose() {
         loop.assertOnLoopThread()
         guard !isClosed, !isShuttingDown else { return }
         stopReading()
         onRead = nil
+        if writeQueueSize == 0 && pendingWriteRequests == 0 {
+            var fd = uv_os_fd_t(-1)
+            if uv_fileno(asHandle(stream), &fd) == 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
+            close()
+            return
+        }
         isShuttingDown = true
         let request = HandleMemory.allocateRequest(uv_shutdown_t.self)
         let result = uv_shutdown(request, stream) { request, _ in

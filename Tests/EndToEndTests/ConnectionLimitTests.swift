@@ -52,7 +52,11 @@ struct ConnectionLimitTests {
                 if line?.hasPrefix("HELLO ") == true {
                     greeted += 1
                 } else {
-                    #expect(line == "ERR 503 server full", "client \(i) got \(line ?? "EOF") instead of HELLO or ERR 503; the daemon holds \(daemon.openDescriptors())")
+                    #expect(line == "ERR 503 server full", """
+                        client \(i) (port \(client.localPort)) got \(line ?? "EOF") instead of HELLO or ERR 503; \
+                        the daemon holds \(daemon.openDescriptors()); its log on that port: \
+                        \(daemon.stderr.split(separator: "\n").filter { $0.contains(":\(client.localPort)") })
+                        """)
                     if line == "ERR 503 server full" { refused += 1 }
                 }
             }

@@ -240,6 +240,30 @@ struct TCPTests {
         }
     }
 
+    /// A reply the kernel took whole is followed by an immediate close, not one on a later loop
+    /// turn: a connection refused in libuv's accept loop must not keep its descriptor while
+    /// more connections are accepted (EMFILE). The peer still gets the bytes, then EOF.
+    @Test func shutdownAndCloseWithNothingQueuedClosesAtOnce() async throws {
+        try await withRunningLoop { loop in
+            let (closedAtOnce, received): (Bool, String) = try await awaitOnLoop(loop) { once in
+                let closedAtOnce = Box(false)
+                let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: 0)
+                try listener.listen { server in
+                    listener.close()
+                    server.write(Array("ERR 503 server full\n".utf8))
+                    server.shutdownAndClose()
+                    closedAtOnce.value = server.isClosed
+                }
+                let received = Box([UInt8]())
+                connectReadingToEnd(loop: loop, port: listener.localAddress!.port, once: once,
+                                    received: { received.value += $0 },
+                                    result: { (closedAtOnce.value, String(decoding: received.value, as: UTF8.self)) })
+            }
+            #expect(closedAtOnce, "closed only on a later loop turn")
+            #expect(received == "ERR 503 server full\n")
+        }
+    }
+
     @Test func peerCloseIsReportedAsEOF() async throws {
         try await withRunningLoop { loop in
             let events: [String] = try await awaitOnLoop(loop) { once in
