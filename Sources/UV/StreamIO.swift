@@ -252,7 +252,8 @@ final class StreamIO: UVHandleOwner {
         HandleMemory.close(asHandle(stream))
     }
 
-    /// Flushes queued writes (`uv_shutdown`), then closes. Stops reading immediately.
+    /// Stops reading immediately; shuts the write side down and closes, after the queued writes
+    /// (`uv_shutdown`) when there are any.
     ///
     /// When everything written is already with the kernel (the usual case: a reply or two that
     /// `uv_try_write` took), the write side is shut down and the handle closed at once, not on

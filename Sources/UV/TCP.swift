@@ -324,8 +324,9 @@ public final class TCPConnection {
     /// freed in libuv's close callback.
     public func close() { io.close() }
 
-    /// Stops reading, flushes queued writes (`uv_shutdown`, which also sends FIN), then closes.
-    /// Later writes are ignored. Idempotent.
+    /// Stops reading, sends what was written and a FIN, and closes: at once when the kernel
+    /// already took everything, else after the queued writes (`uv_shutdown`). Later writes are
+    /// ignored. Idempotent.
     public func shutdownAndClose() { io.shutdownAndClose() }
 }
 
