@@ -3,20 +3,21 @@ import UV
 
 /// One connected client: its connection, its place in a room, and its ``Outbox``.
 ///
-/// Loop-thread only: sessions live inside the ``Coordinator``.
+/// Loop-thread only: sessions live inside the ``Coordinator``. `outbox` and `framer` are not
+/// checked for exclusivity at run time (see the note in Coordinator.swift).
 final class Session {
     // What the fan-out pass reads for every member comes first, so it shares the object's
     // first cache lines.
     /// How much of its room's ``FanoutLog`` this client has been offered.
     var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
     /// What waits to be written, and the connection's state.
-    var outbox = Outbox()
+    @exclusivity(unchecked) var outbox = Outbox()
     /// The connection's write side without dynamic dispatch (plaintext only), for the fan-out.
     let writer: StreamWriter?
     let connection: any StreamConnection
     let id: Int
     var name: String
-    var framer: LineFramer
+    @exclusivity(unchecked) var framer: LineFramer
     /// The room this client is in (rooms live as long as the coordinator; its member set
     /// holds this session until ``Coordinator/forget(_:)``).
     var runtime: RoomRuntime

@@ -1,9 +1,10 @@
 import PageSyncCore
 
 /// A room at run time: its state machine, its configuration, its document, the sessions in
-/// it, and where its state stands on the way to disk.
+/// it, and where its state stands on the way to disk. `room`, `members` and `fanout` are not
+/// checked for exclusivity at run time (see the note in Coordinator.swift).
 final class RoomRuntime {
-    var room: Room
+    @exclusivity(unchecked) var room: Room
     var config: RoomConfig {
         didSet { fileName = config.document.wireFileName }
     }
@@ -11,7 +12,7 @@ final class RoomRuntime {
     private(set) var fileName: String
     var document: Document
     /// The sessions in the room, by id (see ``MemberSet``).
-    var members = MemberSet<Session>()
+    @exclusivity(unchecked) var members = MemberSet<Session>()
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
     /// Set when a change that re-indexed the room was undone (``Coordinator/fail(after:)``): the
@@ -25,7 +26,7 @@ final class RoomRuntime {
     var changedThisTurn = false
     /// State lines not yet offered to every member (see ``FanoutLog``). The room is in the
     /// coordinator's `fanoutRooms` exactly while this is not empty.
-    var fanout = FanoutLog()
+    @exclusivity(unchecked) var fanout = FanoutLog()
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room

@@ -30,7 +30,9 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     private let loop: EventLoop
     private let directory: String
     private let logger: Logger
-    private var pipeline: CommitPipeline
+    /// Changed only by its own mutating methods, which call nothing back, so its accesses
+    /// are not checked for exclusivity at run time (see the note in Coordinator.swift).
+    @exclusivity(unchecked) private var pipeline: CommitPipeline
     private let bootID: String
     private var fd: Int32 = -1
     /// Where the records end: the next record is written here.
