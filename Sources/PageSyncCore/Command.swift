@@ -108,6 +108,7 @@ public enum CommandParser {
 
     private static let httpMethods: Set<String> = [
         "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE",
+        "PRI",  // `PRI * HTTP/2.0`: the HTTP/2 connection preface (RFC 9113, 3.4)
     ]
 
     /// One line (no LF) -> a command, or a `ProtocolError` with a clear one-line message.

@@ -321,6 +321,7 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         "PATCH /x HTTP/1.1",
         "CONNECT example.com:443 HTTP/1.1",
         "TRACE / HTTP/1.1",
+        "PRI * HTTP/2.0",  // the HTTP/2 connection preface (h2c with prior knowledge)
         "get / http/1.1",
         "GET /a b c HTTP/1.1",
         "Host: localhost:7777",
