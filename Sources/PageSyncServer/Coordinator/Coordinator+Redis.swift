@@ -8,7 +8,7 @@ extension Coordinator {
     /// Wires the engine's callbacks and starts the presence heartbeat (from ``start()``).
     func startAuthority() {
         guard let authority else { return }
-        authority.onRoomState = { [unowned self] saved in self.assumeIsolated { $0.applyRoomState(saved) } }
+        authority.onRoomState = { [unowned self] saved in self.applyRoomState(saved) }
         authority.pageCount = { [unowned self] name in self.assumeIsolated { $0.rooms[name]?.document.pageCount ?? Int.max } }
         authority.savedRooms = { [unowned self] in
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.saved) } }
@@ -48,7 +48,7 @@ extension Coordinator {
         authority.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: session.name,
                            pageCount: runtime.document.pageCount, wraps: runtime.room.policy.wraps,
                            saved: runtime.saved) { [unowned self] decision in
-            self.assumeIsolated { $0.navigationDecided(decision, room: room, reply: pending, session: id) }
+            self.navigationDecided(decision, room: room, reply: pending, session: id)
         }
     }
 
