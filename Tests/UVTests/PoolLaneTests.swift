@@ -103,6 +103,83 @@ struct PoolLaneTests {
         }
     }
 
+    /// After quick jobs, the loop polls for the next job's end instead of sleeping, but only for
+    /// a window (at most the spin limit, here 50 ms) and only while a job is in flight.
+    @Test func theLoopPollsForAQuickJobOnlyWithinItsWindow() async throws {
+        try await withRunningLoop { loop in
+            let lane = Box<PoolLane?>(nil)
+            try await awaitOnLoop(loop) { (once: Once<Void>) in
+                lane.value = PoolLane(loop: loop, spinLimitNanoseconds: 50_000_000)
+                guard let lane = lane.value else { throw TestFailure("no lane") }
+                let completions = Box(0)
+                for _ in 0..<20 {
+                    lane.submit({ 0 }) { _ in
+                        completions.value += 1
+                        if completions.value == 20 { once.resume(returning: ()) }
+                    }
+                }
+            }
+            #expect(try await onLoop(loop) { lane.value?.isPolling } == false, "no job in flight")
+            let slowDone = Mutex(false)
+            let pollingAtSubmit = try await onLoop(loop) { () -> Bool? in
+                lane.value?.submit({ usleep(400_000) }) { slowDone.withLock { $0 = true } }
+                return lane.value?.isPolling
+            }
+            #expect(pollingAtSubmit == true, "quick jobs so far: the loop polls for this one")
+            // 2 x the usual wait of quick jobs, at most 50 ms: long over by now, job still running.
+            try await Task.sleep(for: .milliseconds(150))
+            let (pollingLater, done) = try await onLoop(loop) { (lane.value?.isPolling, slowDone.withLock { $0 }) }
+            #expect(done == false, "the 400 ms job is still running")
+            #expect(pollingLater == false, "the window passed: the loop sleeps until the job ends")
+            try await onLoop(loop) { lane.value?.close() }
+            #expect(try await requestsEnd(on: loop), "the closed lane's pool job did not end")
+        }
+    }
+
+    /// Jobs that take longer than the spin limit are not polled for.
+    @Test func theLoopDoesNotPollForSlowJobs() async throws {
+        try await withRunningLoop { loop in
+            let polled = try await awaitOnLoop(loop) { (once: Once<[Bool]>) in
+                guard let lane = PoolLane(loop: loop, spinLimitNanoseconds: 1_000_000) else { throw TestFailure("no lane") }
+                let polled = Box<[Bool]>([])
+                func next() {
+                    guard polled.value.count < 4 else {
+                        lane.close()
+                        return once.resume(returning: polled.value)
+                    }
+                    lane.submit({ usleep(5_000) }) { next() }
+                    polled.value.append(lane.isPolling)
+                }
+                next()
+            }
+            #expect(polled == [false, false, false, false], "each job takes 5 ms, over the 1 ms limit")
+        }
+    }
+
+    /// A lane whose pool thread polls for the next job (quick jobs, long limit) still runs every
+    /// job in order, and closing it ends its pool job.
+    @Test func aPollingPoolThreadRunsEveryJobAndEndsOnClose() async throws {
+        try await withRunningLoop { loop in
+            let completed = try await awaitOnLoop(loop) { (once: Once<[Int]>) in
+                guard let lane = PoolLane(loop: loop, spinLimitNanoseconds: 50_000_000) else { throw TestFailure("no lane") }
+                let completed = Box<[Int]>([])
+                func submit(_ index: Int) {
+                    lane.submit({ index }) { value in
+                        completed.value.append(value)
+                        guard value < 199 else {
+                            lane.close()
+                            return once.resume(returning: completed.value)
+                        }
+                        submit(value + 1)
+                    }
+                }
+                submit(0)
+            }
+            #expect(completed == Array(0..<200))
+            #expect(try await requestsEnd(on: loop), "the closed lane's pool job did not end")
+        }
+    }
+
     /// Whether the loop's requests in flight reach 0 within 10 s (a guard against hanging, not
     /// a timing assertion).
     private func requestsEnd(on loop: EventLoop) async throws -> Bool {
