@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A serial lane of short blocking jobs (the journal's syncs) on one thread of libuv's pool, with
-/// one wake-up of the loop per job and no spin.
+/// at most one wake-up of the loop per job and no wait on libuv's internal spin.
 ///
 /// ``EventLoop/queueWork(_:completion:)`` hands each job back through libuv's internal
 /// `uv_async_t`. Up to libuv 1.44 (Debian 12), the loop thread that wakes for it can spin, up to
@@ -28,12 +28,13 @@ import Darwin
 /// returns nil and callers use `queueWork`.
 ///
 /// Both sides poll before they sleep when their wait is usually short (``SpinWindow``): the
-/// pool thread, after a job, for the next one; the loop, after a submit, for the job's end
-/// (an idle handle keeps it from blocking in `epoll_wait`). Each poll yields the CPU
-/// (`sched_yield`) to whatever else is runnable. With one client in `--durability always`
-/// the two wake-ups a sync otherwise costs, one on each side, were a fifth of each change's
-/// time on a virtual machine (measured; a halted virtual CPU is woken through the hypervisor).
-/// Under light load, or with syncs slower than the limit, neither side polls.
+/// loop, after a submit, for the job's end while jobs usually end within the limit (an idle
+/// handle keeps it from blocking in `epoll_wait`); the pool thread, after a job, for the next
+/// one while one usually follows within the limit. Each poll yields the CPU (`sched_yield`) to
+/// whatever else is runnable. With one client in `--durability always` the two wake-ups a sync
+/// otherwise costs, one on each side, were a fifth of each change's time on a virtual machine
+/// (measured; a halted virtual CPU is woken through the hypervisor). Slow jobs are not polled
+/// for, nor a next job when jobs come seldom; on a single CPU neither side polls.
 public final class PoolLane: UVHandleOwner {
     private let loop: EventLoop
     private let state: LaneState
@@ -49,8 +50,11 @@ public final class PoolLane: UVHandleOwner {
     private var jobTime: SpinWindow
 
     /// The longest either side polls before it sleeps (250 µs), and the longest usual wait
-    /// it polls for.
-    public static let defaultSpinLimitNanoseconds: UInt64 = 250_000
+    /// it polls for; 0 on a single CPU, where polling only delays the thread it waits for.
+    public static let defaultSpinLimitNanoseconds: UInt64 = SpinWindow.onThisMachine(250_000)
+
+    /// Jobs the pool thread found while polling for them (instead of being woken for them).
+    public var jobsCaughtPolling: Int { state.caughtPolling }
 
     /// A lane on `loop`, or nil when no `eventfd` or poll handle can be made (use `queueWork`).
     /// A pool job waits up to `lingerNanoseconds` for the next job before it ends. Each side
@@ -87,7 +91,8 @@ public final class PoolLane: UVHandleOwner {
             return nil
         }
         let idle = HandleMemory.allocate(uv_idle_t.self, loop: loop)
-        uv_idle_init(loop.raw, idle)
+        let initialized = uv_idle_init(loop.raw, idle)
+        precondition(initialized == 0, "uv_idle_init cannot fail, but did: \(UVError(code: initialized))")
         HandleMemory.attach(self, to: asHandle(idle))
         uv_unref(asHandle(idle))
         self.idle = idle
@@ -186,6 +191,7 @@ private final class LaneState: AnyPoolJob, @unchecked Sendable {
     /// the next one.
     private var lastFinished: UInt64 = 0
     private var gap: SpinWindow
+    private var caught = 0
 
     init(eventFD: Int32, linger: UInt64, spinLimit: UInt64) {
         self.eventFD = eventFD
@@ -226,6 +232,7 @@ private final class LaneState: AnyPoolJob, @unchecked Sendable {
     func stop() {
         locked {
             stopping = true
+            posted.add(1, ordering: .releasing)  // ends a poll for the next job
             uv_cond_signal(wakeUp)
         }
     }
@@ -278,8 +285,12 @@ private final class LaneState: AnyPoolJob, @unchecked Sendable {
             sched_yield()
         }
         uv_mutex_lock(mutex)
+        if next < pending.count { caught += 1 }
         return next < pending.count || stopping
     }
+
+    /// Jobs ``spin()`` found (any thread).
+    var caughtPolling: Int { locked { caught } }
 
     /// Loop thread: runs the completions of the jobs finished so far, in order, each once.
     /// From the poll callback the counter is read first, so a job finishing after the read

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// How long a thread about to sleep until something happens polls for it first: adaptive
 /// spinning, decided from how long that wait has lately taken. Pure; no clock of its own.
 ///
@@ -18,9 +24,22 @@ public struct SpinWindow: Equatable, Sendable {
     /// The usual wait (nanoseconds), once one has been recorded.
     public private(set) var usualWait: UInt64?
 
-    /// A window that never polls longer than `limit` nanoseconds (0: never polls).
+    /// The largest limit (1 s): polling longer than that is never right, and it keeps the
+    /// arithmetic far from overflow.
+    public static let maximumLimit: UInt64 = 1_000_000_000
+
+    /// `limit` where polling can help, 0 on a machine with one CPU (`processors`, by default
+    /// the ones online): there the thread waited for cannot run while the poller holds the CPU,
+    /// and yielding it is what sleeping does anyway (glibc's adaptive mutexes do not spin there
+    /// either).
+    public static func onThisMachine(_ limit: UInt64, processors: Int = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) -> UInt64 {
+        processors > 1 ? limit : 0
+    }
+
+    /// A window that never polls longer than `limit` nanoseconds (0: never polls; at most
+    /// ``maximumLimit``).
     public init(limit: UInt64) {
-        self.limit = limit
+        self.limit = min(limit, Self.maximumLimit)
     }
 
     /// A wait took `nanoseconds`.

@@ -104,12 +104,13 @@ struct PoolLaneTests {
     }
 
     /// After quick jobs, the loop polls for the next job's end instead of sleeping, but only for
-    /// a window (at most the spin limit, here 50 ms) and only while a job is in flight.
+    /// a window (twice the quick jobs' usual time, at most the limit, here 500 ms) and only while
+    /// a job is in flight: a job held on a semaphore stays in flight until the checks are done.
     @Test func theLoopPollsForAQuickJobOnlyWithinItsWindow() async throws {
         try await withRunningLoop { loop in
             let lane = Box<PoolLane?>(nil)
             try await awaitOnLoop(loop) { (once: Once<Void>) in
-                lane.value = PoolLane(loop: loop, spinLimitNanoseconds: 50_000_000)
+                lane.value = PoolLane(loop: loop, spinLimitNanoseconds: 500_000_000)
                 guard let lane = lane.value else { throw TestFailure("no lane") }
                 let completions = Box(0)
                 for _ in 0..<20 {
@@ -120,19 +121,24 @@ struct PoolLaneTests {
                 }
             }
             #expect(try await onLoop(loop) { lane.value?.isPolling } == false, "no job in flight")
-            let slowDone = Mutex(false)
+            let gate = DispatchSemaphore(value: 0)
+            let held = Mutex(true)
             let pollingAtSubmit = try await onLoop(loop) { () -> Bool? in
-                lane.value?.submit({ usleep(400_000) }) { slowDone.withLock { $0 = true } }
+                lane.value?.submit({ gate.wait() }) { held.withLock { $0 = false } }
                 return lane.value?.isPolling
             }
             #expect(pollingAtSubmit == true, "quick jobs so far: the loop polls for this one")
-            // 2 x the usual wait of quick jobs, at most 50 ms: long over by now, job still running.
-            try await Task.sleep(for: .milliseconds(150))
-            let (pollingLater, done) = try await onLoop(loop) { (lane.value?.isPolling, slowDone.withLock { $0 }) }
-            #expect(done == false, "the 400 ms job is still running")
-            #expect(pollingLater == false, "the window passed: the loop sleeps until the job ends")
+            var stillPolling = true
+            for _ in 0..<500 where stillPolling {
+                try await Task.sleep(for: .milliseconds(10))
+                stillPolling = try await onLoop(loop) { lane.value?.isPolling } ?? false
+            }
+            #expect(!stillPolling, "the window passed: the loop sleeps until the job ends")
+            #expect(held.withLock { $0 }, "the held job is still in flight")
+            gate.signal()
             try await onLoop(loop) { lane.value?.close() }
             #expect(try await requestsEnd(on: loop), "the closed lane's pool job did not end")
+            #expect(!held.withLock { $0 }, "the held job completed")
         }
     }
 
@@ -156,19 +162,21 @@ struct PoolLaneTests {
         }
     }
 
-    /// A lane whose pool thread polls for the next job (quick jobs, long limit) still runs every
-    /// job in order, and closing it ends its pool job.
+    /// A lane whose pool thread polls for the next job (quick jobs, long limit) finds jobs while
+    /// it polls, still runs every job in order, and closing it ends its pool job (the close
+    /// ends a poll at once).
     @Test func aPollingPoolThreadRunsEveryJobAndEndsOnClose() async throws {
         try await withRunningLoop { loop in
-            let completed = try await awaitOnLoop(loop) { (once: Once<[Int]>) in
-                guard let lane = PoolLane(loop: loop, spinLimitNanoseconds: 50_000_000) else { throw TestFailure("no lane") }
+            let (completed, caught) = try await awaitOnLoop(loop) { (once: Once<([Int], Int)>) in
+                guard let lane = PoolLane(loop: loop, spinLimitNanoseconds: 500_000_000) else { throw TestFailure("no lane") }
                 let completed = Box<[Int]>([])
                 func submit(_ index: Int) {
                     lane.submit({ index }) { value in
                         completed.value.append(value)
                         guard value < 199 else {
+                            let caught = lane.jobsCaughtPolling
                             lane.close()
-                            return once.resume(returning: completed.value)
+                            return once.resume(returning: (completed.value, caught))
                         }
                         submit(value + 1)
                     }
@@ -176,6 +184,7 @@ struct PoolLaneTests {
                 submit(0)
             }
             #expect(completed == Array(0..<200))
+            #expect(caught > 0, "each next job came a loop turn after the last: the pool thread polled for it")
             #expect(try await requestsEnd(on: loop), "the closed lane's pool job did not end")
         }
     }

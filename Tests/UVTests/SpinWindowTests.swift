@@ -41,7 +41,8 @@ struct SpinWindowTests {
     }
 
     /// A burst of short waits after an idle spell starts polling again soon: a wait longer than
-    /// eight limits counts as eight limits, so about sixteen short ones outweigh it.
+    /// eight limits counts as eight limits, so at most about sixteen short ones outweigh it
+    /// (here two, after a short usual wait).
     @Test func anIdleSpellIsForgottenWithinAFewDozenShortWaits() {
         var window = SpinWindow(limit: 250_000)
         window.record(50_000)
@@ -70,11 +71,26 @@ struct SpinWindowTests {
         #expect(waits >= 1 && waits <= 3, "took \(waits) long waits")
     }
 
+    @Test func aLimitBeyondOneSecondIsOneSecond() {
+        var window = SpinWindow(limit: .max)
+        #expect(window.limit == 1_000_000_000)
+        window.record(.max)
+        #expect(window.nanoseconds == 0)
+        window = SpinWindow(limit: .max)
+        window.record(400_000_000)
+        #expect(window.nanoseconds == 800_000_000)
+    }
+
     @Test func aZeroLimitNeverPolls() {
         var window = SpinWindow(limit: 0)
         window.record(0)
         #expect(window.nanoseconds == 0)
         window.record(10)
         #expect(window.nanoseconds == 0)
+    }
+
+    @Test func oneProcessorMeansNoPolling() {
+        #expect(SpinWindow.onThisMachine(100_000, processors: 1) == 0)
+        #expect(SpinWindow.onThisMachine(100_000, processors: 2) == 100_000)
     }
 }
