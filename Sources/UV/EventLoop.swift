@@ -75,6 +75,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Loop thread only.
     lazy var tlsOutputScratch = TLSOutputScratch()
 
+    /// Reads started on this loop's streams so far (``InputPolling`` compares it across a poll).
+    /// Loop thread only.
+    public internal(set) var readCount: UInt64 = 0
+
     /// Size in bytes of the buffer handed to each `uv_read_start` read.
     static let readBufferSize = 64 * 1024
 

@@ -62,6 +62,7 @@ final class StreamIO: UVHandleOwner {
         let result = uv_read_start(stream, { handle, _, buffer in
             guard let handle, let buffer, let data = handle.pointee.loop.pointee.data else { return }
             let loop = Unmanaged<EventLoop>.fromOpaque(data).takeUnretainedValue()
+            loop.readCount &+= 1
             buffer.pointee = uv_buf_init(loop.readBuffer.baseAddress?.assumingMemoryBound(to: CChar.self),
                                          UInt32(loop.readBuffer.count))
         }, { stream, count, _ in

@@ -113,6 +113,8 @@ public actor Coordinator {
     /// The address the built-in guide shows: where the first listener really listens.
     var guideAddress = ServerConfig.defaultListen
     var prepare: PrepareHook?
+    /// Keeps the loop polling for input briefly when it usually comes back soon (``InputPolling``).
+    var inputPolling: InputPolling?
     var signalWatchers: [SignalWatcher] = []
     var fileWatchers: [String: FileWatcher] = [:]
     /// Directories whose watch could not be started yet (with the last reason), and the timer
@@ -219,6 +221,10 @@ public actor Coordinator {
         }
         fitClientLimit()  // no connection is accepted before this job ends
 
+        // Before the prepare hook: libuv runs the hook started last first, so the flush of
+        // beforeSleep comes before InputPolling's decision, and the wait it measures starts
+        // once the replies are out.
+        inputPolling = InputPolling(loop: loop)
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
             signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGINT) { self.shutdown(reason: "SIGINT") })
@@ -355,6 +361,8 @@ public actor Coordinator {
         forceExitTimer = nil
         prepare?.close()
         prepare = nil
+        inputPolling?.close()
+        inputPolling = nil
         loop.stop()
     }
 }
