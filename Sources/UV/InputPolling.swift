@@ -29,6 +29,8 @@ public final class InputPolling: UVHandleOwner {
     private var wait: InputWait
     /// Loop iterations that polled instead of sleeping, so far.
     public private(set) var iterationsPolled = 0
+    /// Looks the loop took while polling (idle callbacks), so far.
+    public private(set) var looks = 0
 
     /// The longest a loop polls for input (100 µs), and the longest usual wait it polls for;
     /// 0 on a single CPU, where polling only delays the client it waits for.
@@ -74,15 +76,22 @@ public final class InputPolling: UVHandleOwner {
         }
     }
 
-    /// Check phase, right after the poll.
+    /// Check phase, right after the poll. Input read: stop polling, so that the next
+    /// iteration's idle phase, which runs before the prepare phase that sends the reply, does
+    /// not yield the CPU first; that prepare phase decides afresh (the poll after it still does
+    /// not block if it polls).
     private func afterPoll() {
-        wait.afterPoll(at: uv_hrtime(), reads: loop.readCount)
+        if wait.afterPoll(at: uv_hrtime(), reads: loop.readCount) { stopPolling() }
     }
 
     private func startPolling() {
         guard !idling, let idle else { return }
         idling = true
-        uv_idle_start(idle) { _ in sched_yield() }
+        uv_idle_start(idle) { handle in
+            guard let handle, let polling = HandleMemory.owner(of: asHandle(handle), as: InputPolling.self) else { return }
+            polling.looks += 1
+            sched_yield()
+        }
     }
 
     private func stopPolling() {

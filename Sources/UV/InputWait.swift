@@ -27,10 +27,13 @@ public struct InputWait: Equatable, Sendable {
         return spin > 0 && now &- since < spin
     }
 
-    /// The poll ended at `now` with `reads` reads counted: if it read anything, the wait is over.
-    public mutating func afterPoll(at now: UInt64, reads: UInt64) {
-        guard reads != readsBefore, let since = waitingSince else { return }
-        window.record(now &- since)
+    /// The poll ended at `now` with `reads` reads counted: if it read anything, the wait is over
+    /// (true), and the loop has work to do before it waits again.
+    @discardableResult
+    public mutating func afterPoll(at now: UInt64, reads: UInt64) -> Bool {
+        guard reads != readsBefore else { return false }
+        if let since = waitingSince { window.record(now &- since) }
         waitingSince = nil
+        return true
     }
 }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CLibUV
 
 /// How long a thread about to sleep until something happens polls for it first: adaptive
 /// spinning, decided from how long that wait has lately taken. Pure; no clock of its own.
@@ -28,13 +24,17 @@ public struct SpinWindow: Equatable, Sendable {
     /// arithmetic far from overflow.
     public static let maximumLimit: UInt64 = 1_000_000_000
 
-    /// `limit` where polling can help, 0 on a machine with one CPU (`processors`, by default
-    /// the ones online): there the thread waited for cannot run while the poller holds the CPU,
-    /// and yielding it is what sleeping does anyway (glibc's adaptive mutexes do not spin there
-    /// either).
-    public static func onThisMachine(_ limit: UInt64, processors: Int = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) -> UInt64 {
+    /// `limit` where polling can help, 0 with one CPU (`processors`, by default the ones this
+    /// process may run on): there the thread waited for cannot run while the poller holds the
+    /// CPU, and yielding it is what sleeping does anyway (glibc's adaptive mutexes do not spin
+    /// there either). A CPU quota (cgroup `cpu.max`) is not counted.
+    public static func onThisMachine(_ limit: UInt64, processors: Int = SpinWindow.usableProcessors) -> UInt64 {
         processors > 1 ? limit : 0
     }
+
+    /// The CPUs this process may run on (libuv's `uv_available_parallelism`: on Linux its
+    /// affinity mask, as `taskset` or a cpuset sets it).
+    public static var usableProcessors: Int { Int(uv_available_parallelism()) }
 
     /// A window that never polls longer than `limit` nanoseconds (0: never polls; at most
     /// ``maximumLimit``).

@@ -221,9 +221,11 @@ public actor Coordinator {
         }
         fitClientLimit()  // no connection is accepted before this job ends
 
-        // Before the prepare hook: libuv runs the hook started last first, so the flush of
-        // beforeSleep comes before InputPolling's decision, and the wait it measures starts
-        // once the replies are out.
+        // Before the prepare hook: libuv runs the hook started last first, so beforeSleep's
+        // flush comes before InputPolling's decision and the wait it measures starts after it.
+        // In journaled modes a reply may leave later (after its write, or its sync in `always`
+        // mode), and the Redis engine's replies are not counted as input: there the wait
+        // includes that time, and polling turns itself off when it passes the limit.
         inputPolling = InputPolling(loop: loop)
         prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
