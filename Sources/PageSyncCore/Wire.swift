@@ -183,12 +183,22 @@ public enum Wire {
 
     /// The most bytes ``appendStateFields(_:to:)`` writes for `s`.
     package static func stateFieldsCapacity(_ s: RoomState) -> Int {
-        positionCapacity + 4 + (s.by?.utf8.count ?? 1) + 5 + s.doc.utf8.count + 7 + 16
+        positionCapacity + tailFieldsCapacity(s)
     }
 
     /// `page= pages= version= by= doc= epoch=`.
     static func appendStateFields(_ s: RoomState, to out: inout WireLineBuilder) {
         appendPosition(s, to: &out)
+        appendTailFields(s, to: &out)
+    }
+
+    /// The most bytes ``appendTailFields(_:to:)`` writes for `s`.
+    static func tailFieldsCapacity(_ s: RoomState) -> Int {
+        4 + (s.by?.utf8.count ?? 1) + 5 + s.doc.utf8.count + 7 + 16
+    }
+
+    /// ` by= doc= epoch=`: the state fields after the position.
+    static func appendTailFields(_ s: RoomState, to out: inout WireLineBuilder) {
         out.ascii(" by=")
         if let by = s.by { out.text(by) } else { out.ascii("-") }
         out.ascii(" doc=")

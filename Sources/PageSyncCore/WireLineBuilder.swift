@@ -23,6 +23,15 @@ package struct WireLineBuilder {
         ByteLine.write(capacity: capacity + 1) { build(&$0, body) }
     }
 
+    /// The bytes `body` builds, without the LF: a piece of a line (see ``PageLineTemplate``).
+    package static func fragment(capacity: Int, _ body: (inout WireLineBuilder) -> Void) -> [UInt8] {
+        ByteWriter.bytes(capacity: capacity) { writer in
+            var builder = WireLineBuilder(writer: writer)
+            body(&builder)
+            writer = builder.writer
+        }
+    }
+
     private static func build(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
         var builder = WireLineBuilder(writer: writer)
         body(&builder)
@@ -36,6 +45,11 @@ package struct WireLineBuilder {
     /// Appends ASCII text (a field name or a keyword).
     package mutating func ascii(_ text: StaticString) {
         writer.ascii(text)
+    }
+
+    /// Appends bytes as they are: a fragment made by ``fragment(capacity:_:)``.
+    package mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
+        writer.bytes(bytes)
     }
 
     /// Appends text's UTF-8, control characters replaced by spaces.

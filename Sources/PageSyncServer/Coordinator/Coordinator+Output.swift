@@ -39,7 +39,7 @@ extension Coordinator {
     /// earlier, when anything else is staged for it.
     func roomChanged(_ runtime: RoomRuntime) {
         markChanged(runtime)
-        publish(Wire.event(room: runtime.room.name, runtime.room.state), group: stagingGroup, in: runtime)
+        publish(runtime.pageLine(), group: stagingGroup, in: runtime)
     }
 
     /// Adds `line` to the room's fan-out, waiting for `group`.
@@ -377,7 +377,7 @@ extension Coordinator {
         for session in sessions.values {
             if session.outbox.fail(after: after, errorLine: errorLine), undone.contains(where: { $0 === session.runtime }) {
                 // Its slot held a state that is gone: it gets the room's state as it stands.
-                session.outbox.offer(Wire.event(session.runtime.snapshot), group: after, backedUp: session.backedUp)
+                session.outbox.offer(session.runtime.pageLine(), group: after, backedUp: session.backedUp)
             }
             queueFlush(session)
         }

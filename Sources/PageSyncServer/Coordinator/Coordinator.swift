@@ -49,12 +49,12 @@ public actor Coordinator {
     // Output and input scheduling (see Coordinator+Output.swift).
     //
     // Exclusivity. The per-turn lists below, the coordinator's group lists, the hot fields of
-    // Session and RoomRuntime (`outbox`, `framer`, `room`, `members`, `fanout`) and
+    // Session and RoomRuntime (`outbox`, `framer`, `room`, `members`, `fanout`, `pageLines`) and
     // JournalEngine's `pipeline` are marked `@exclusivity(unchecked)`: Swift does not check at
     // run time that no two accesses to one of them overlap. No access can begin while another
     // is in progress, because:
     // - they change only through Array and Dictionary operations and methods of value types
-    //   (Outbox, LineFramer, Room, MemberSet, FanoutLog, CommitPipeline), and every connection
+    //   (Outbox, LineFramer, Room, MemberSet, FanoutLog, PageLineTemplate, CommitPipeline), and every connection
     //   write, engine call and engine callback runs after the access that led to it has ended
     //   (`perform(pipeline.x())`, not inside it);
     // - the closures run inside such an access are `Outbox.take`'s `render`, which reads

@@ -1,8 +1,8 @@
 import PageSyncCore
 
 /// A room at run time: its state machine, its configuration, its document, the sessions in
-/// it, and where its state stands on the way to disk. `room`, `members` and `fanout` are not
-/// checked for exclusivity at run time (see the note in Coordinator.swift).
+/// it, and where its state stands on the way to disk. `room`, `members`, `fanout` and
+/// `pageLines` are not checked for exclusivity at run time (see the note in Coordinator.swift).
 final class RoomRuntime {
     @exclusivity(unchecked) var room: Room
     var config: RoomConfig {
@@ -27,6 +27,8 @@ final class RoomRuntime {
     /// State lines not yet offered to every member (see ``FanoutLog``). The room is in the
     /// coordinator's `fanoutRooms` exactly while this is not empty.
     @exclusivity(unchecked) var fanout = FanoutLog()
+    /// The room's `PAGE` line with its fixed parts encoded once (see ``pageLine()``).
+    @exclusivity(unchecked) private var pageLines: PageLineTemplate
 
     init(room: Room, config: RoomConfig, document: Document) {
         self.room = room
@@ -35,6 +37,12 @@ final class RoomRuntime {
         self.document = document
         self.saved = room.state
         self.submitted = room.state
+        self.pageLines = PageLineTemplate(room: room.name)
+    }
+
+    /// The room's `PAGE` line for its state now (``Wire/event(room:_:)``'s bytes).
+    func pageLine() -> ByteLine {
+        pageLines.line(room.state)
     }
 
     var snapshot: RoomSnapshot {
