@@ -154,11 +154,33 @@ final class StreamIO: UVHandleOwner {
         return true
     }
 
+    /// Gathered writes of at most this many bytes in all are copied into one buffer first.
+    static let smallGatherLimit = 512
+
     /// Writes the bytes `parts` point at, in order, gathered: one `uv_try_write` for up to 16
-    /// of them (the rest in further ones, in order).
+    /// of them (the rest in further ones, in order). Parts of at most ``smallGatherLimit``
+    /// bytes in all (a navigation's `OK` and `PAGE`) are copied into one buffer on the stack
+    /// and written as one: libuv then makes a `write(2)`, which costs the kernel less than a
+    /// `writev(2)` of the pieces (it need not copy in and walk an iovec array).
     func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) {
         loop.assertOnLoopThread()
         guard acceptsWrites else { return }
+        if parts.count > 1 {
+            var total = 0
+            for part in parts { total += part.count }
+            if total <= Self.smallGatherLimit {
+                withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { buffer in
+                    var at = 0
+                    for part in parts {
+                        guard let base = part.baseAddress, part.count > 0 else { continue }
+                        (buffer.baseAddress! + at).copyMemory(from: base, byteCount: part.count)
+                        at += part.count
+                    }
+                    write(UnsafeRawBufferPointer(buffer))
+                }
+                return
+            }
+        }
         let groupSize = 16
         withUnsafeTemporaryAllocation(of: uv_buf_t.self, capacity: groupSize) { buffers in
             var filled = 0

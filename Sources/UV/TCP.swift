@@ -262,8 +262,12 @@ public final class TCPConnection {
     }
 
     /// Writes the bytes `parts` point at as one gathered write, in order; they need to stay
-    /// valid only during the call.
+    /// valid only during the call. Up to ``smallGatherLimit`` bytes in all are copied into one
+    /// buffer and written with `write(2)`.
     public func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) { io.write(gathering: parts) }
+
+    /// Gathered writes of at most this many bytes in all are copied into one buffer first.
+    public static var smallGatherLimit: Int { StreamIO.smallGatherLimit }
 
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }

@@ -72,6 +72,28 @@ struct TCPTests {
         }
     }
 
+    /// Small gathered writes are copied into one buffer (``TCPConnection/smallGatherLimit``): every
+    /// byte arrives, in order, at the limit, one past it, with empty parts and with more parts
+    /// than one `uv_try_write` takes.
+    @Test func smallGatheredWritesArriveWholeAndInOrder() async throws {
+        try await withRunningLoop { loop in
+            let port = try await startEchoServer(loop)
+            let limit = TCPConnection.smallGatherLimit
+            let cases: [[[UInt8]]] = [
+                [pattern(27, seed: 1), pattern(88, seed: 2)],  // an OK and a PAGE
+                [pattern(1, seed: 3), [], pattern(5, seed: 4), []],
+                [pattern(limit - 100, seed: 5), pattern(100, seed: 6)],  // exactly the limit
+                [pattern(limit - 100, seed: 7), pattern(101, seed: 8)],  // one past it
+                (0..<40).map { pattern(3 + $0 % 5, seed: 9 + $0) },  // 40 parts, 200 bytes
+            ]
+            for parts in cases {
+                let reply = try await echo(loop, port: port, parts: parts)
+                #expect(reply == parts.flatMap { $0 }, "parts of \(parts.map(\.count))")
+            }
+            #expect(limit >= 27 + 88)
+        }
+    }
+
     @Test func localhostAndIPv6Work() async throws {
         try await withRunningLoop { loop in
             let port = try await startEchoServer(loop)
