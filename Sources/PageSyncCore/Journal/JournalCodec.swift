@@ -242,6 +242,15 @@ public enum JournalCodec {
     }
 
     private static func writeString(_ s: String, to out: inout ByteWriter) {
+        // Every real name: its UTF-8 read once, in place, and copied whole.
+        var s = s
+        let whole: Bool = s.withUTF8 { bytes in
+            guard bytes.count < 65_535 else { return false }
+            out.littleEndian(UInt16(bytes.count))
+            out.bytes(UnsafeRawBufferPointer(bytes))
+            return true
+        }
+        if whole { return }
         let n = storedLength(s)
         out.littleEndian(UInt16(n))
         out.utf8(s, prefix: n)
