@@ -121,6 +121,14 @@ public enum CommandParser {
         return parseInGeneral(line)
     }
 
+    /// ``parse(_:)`` of bytes in memory: the server's call for every line. Not generic, so
+    /// another module calls it directly (``parse(_:)`` called from there goes through the
+    /// protocol witnesses of its collection, three calls deep, on every command).
+    public static func parse(bytes line: UnsafeBufferPointer<UInt8>) -> Result<Command, ProtocolError> {
+        if let fast = NavigationFastPath.parse(line) { return .success(fast) }
+        return parseInGeneral(line)
+    }
+
     /// ``parse(_:)`` without ``NavigationFastPath`` (the tests compare the two).
     package static func parseInGeneral(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
         let bytes = Array(line)

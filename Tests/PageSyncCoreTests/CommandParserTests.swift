@@ -1,8 +1,12 @@
 import Testing
 import PageSyncCore
 
+/// `CommandParser.parse` of the line's bytes, checked against the server's `parse(bytes:)`.
 private func parse(_ s: String) -> Result<Command, ProtocolError> {
-    CommandParser.parse(Array(s.utf8))
+    let bytes = Array(s.utf8)
+    let result = CommandParser.parse(bytes)
+    #expect(bytes.withUnsafeBufferPointer { CommandParser.parse(bytes: $0) } == result, "\(s.debugDescription)")
+    return result
 }
 
 private func command(_ s: String) -> Command? {

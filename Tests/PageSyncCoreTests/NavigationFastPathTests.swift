@@ -34,7 +34,8 @@ import PageSyncCore
     }
 
     /// Lines made of navigation words, numbers, near misses and blanks: wherever the fast path
-    /// answers, the general parser gives the same command; `parse` always equals the general parser.
+    /// answers, the general parser gives the same command; `parse` and `parse(bytes:)` always
+    /// equal the general parser.
     @Test func agreesWithTheGeneralParser() {
         let vocabulary = ["NEXT", "next", "Prev", "FIRST", "last", "GOTO", "goto", "IF", "if", "iF", "0", "1", "42", "007",
                           "18446744073709551615", "18446744073709551616", "9223372036854775807", "-3", "x", "ıf", "é",
@@ -51,6 +52,7 @@ import PageSyncCore
             let bytes = Array(line.utf8)
             let general = CommandParser.parseInGeneral(bytes)
             #expect(CommandParser.parse(bytes) == general, "\(line.debugDescription)")
+            #expect(bytes.withUnsafeBufferPointer { CommandParser.parse(bytes: $0) } == general, "\(line.debugDescription)")
             if let fast = Self.fast(line) {
                 answered += 1
                 #expect(general == .success(fast), "\(line.debugDescription)")

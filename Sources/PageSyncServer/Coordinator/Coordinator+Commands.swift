@@ -5,7 +5,7 @@ import UV
 extension Coordinator {
     func handle(_ line: ArraySlice<UInt8>, from session: Session) {
         if idleTimer != nil { idleTracker.active(session.id, now: MonotonicClock.milliseconds()) }
-        switch CommandParser.parse(line) {
+        switch line.withUnsafeBufferPointer({ CommandParser.parse(bytes: $0) }) {
         case .failure(let error):
             stage(session, .bytes(Wire.error(error)))
             if error.closesConnection {
@@ -148,10 +148,10 @@ extension Coordinator {
         case .success(.moved):
             // The OK goes before the PAGE, and both wait for the group the change joins.
             markChanged(runtime)
-            stage(session, .change(Wire.navigated(runtime.room.state)))
+            stage(session, .change(runtime.navigatedLine()))
             roomChanged(runtime)
         case .success(.unchanged):
-            stage(session, .change(Wire.navigated(runtime.room.state)))
+            stage(session, .change(runtime.navigatedLine()))
         case .failure(let error):
             stage(session, reporting: .navigationError(error, room: runtime.room.name))
         }
