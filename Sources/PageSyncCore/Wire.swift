@@ -53,9 +53,16 @@ public enum Wire {
 
     /// `OK page= pages= version=`: the reply to a navigation.
     package static func navigated(_ state: RoomState) -> ByteLine {
+        navigated(page: state.page, pageCount: state.pageCount, version: state.version)
+    }
+
+    /// ``navigated(_:)`` from the three numbers alone: what the coordinator calls, so that no
+    /// state is copied (a room's `state` read out of a class is copied, its strings retained
+    /// and released).
+    package static func navigated(page: PageNumber, pageCount: Int, version: UInt64) -> ByteLine {
         WireLineBuilder.byteLine(capacity: 3 + positionCapacity) { out in
             out.ascii("OK ")
-            appendPosition(state, to: &out)
+            appendPosition(page: page, pageCount: pageCount, version: version, to: &out)
         }
     }
 
@@ -173,12 +180,18 @@ public enum Wire {
 
     /// `page= pages= version=`.
     static func appendPosition(_ s: RoomState, to out: inout WireLineBuilder) {
+        appendPosition(page: s.page, pageCount: s.pageCount, version: s.version, to: &out)
+    }
+
+    /// ``appendPosition(_:to:)`` from the three numbers.
+    @inline(__always)
+    static func appendPosition(page: PageNumber, pageCount: Int, version: UInt64, to out: inout WireLineBuilder) {
         out.ascii("page=")
-        out.decimal(s.page.number)
+        out.decimal(page.number)
         out.ascii(" pages=")
-        out.decimal(s.pageCount)
+        out.decimal(pageCount)
         out.ascii(" version=")
-        out.decimal(s.version)
+        out.decimal(version)
     }
 
     /// The most bytes ``appendStateFields(_:to:)`` writes for `s`.

@@ -45,6 +45,11 @@ final class RoomRuntime {
         pageLines.line(room.state)
     }
 
+    /// The `OK` of a navigation that left the room in its state now (``Wire/navigated(_:)``).
+    func navigatedLine() -> ByteLine {
+        Wire.navigated(page: room.state.page, pageCount: room.state.pageCount, version: room.state.version)
+    }
+
     var snapshot: RoomSnapshot {
         RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: fileName)
     }
