@@ -26,9 +26,19 @@ package struct PageLineTemplate {
         }
     }
 
+    /// Whether `a` and `b` are the same bytes. Not `==`, which compares by canonical
+    /// equivalence: `"é"` (U+00E9) equals `"e\u{301}"`, whose bytes differ.
+    static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (var a?, var b?): return a.withUTF8 { a in b.withUTF8 { b in a.elementsEqual(b) } }
+        default: return false
+        }
+    }
+
     /// The room's `PAGE` line for `state`.
     package mutating func line(_ state: RoomState) -> ByteLine {
-        if let key = tailKey, key.epoch == state.epoch, key.by == state.by, key.doc == state.doc {
+        if let key = tailKey, key.epoch == state.epoch, Self.sameBytes(key.by, state.by), Self.sameBytes(key.doc, state.doc) {
             // The tail holds.
         } else {
             tail = WireLineBuilder.fragment(capacity: Wire.tailFieldsCapacity(state)) { out in

@@ -5,14 +5,15 @@
 /// A line gives exactly what `Wire.line` gives for the same text: every control character
 /// (C0 including CR and LF, DEL, and C1) replaced by one space, then LF. Only ``text(_:)``
 /// can carry one (field names, numbers and hex are ASCII without controls), so it is
-/// replaced there, as the text is copied.
+/// replaced there, as the text is copied; ``bytes(_:)`` takes only what another builder made
+/// (``fragment(capacity:_:)``), where that was done already.
 package struct WireLineBuilder {
     private var writer: ByteWriter
 
     /// The line `body` builds, then LF. `capacity` bounds what `body` writes (not counting
-    /// the LF): the sum of the ``ascii(_:)`` texts, `utf8.count` of each ``text(_:)``, 20 for
-    /// each ``decimal(_:)-(UInt64)`` and 16 for each ``hex16(_:)``. Writing more stops the
-    /// process (``ByteWriter``).
+    /// the LF): the sum of the ``ascii(_:)`` texts, `utf8.count` of each ``text(_:)``, the
+    /// count of each ``bytes(_:)``, 20 for each ``decimal(_:)-(UInt64)`` and 16 for each
+    /// ``hex16(_:)``. Writing more stops the process (``ByteWriter``).
     package static func line(capacity: Int, _ body: (inout WireLineBuilder) -> Void) -> [UInt8] {
         ByteWriter.bytes(capacity: capacity + 1) { build(&$0, body) }
     }
@@ -47,7 +48,8 @@ package struct WireLineBuilder {
         writer.ascii(text)
     }
 
-    /// Appends bytes as they are: a fragment made by ``fragment(capacity:_:)``.
+    /// Appends bytes as they are: only a fragment made by ``fragment(capacity:_:)``, whose
+    /// control characters were replaced when it was made.
     package mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
         writer.bytes(bytes)
     }

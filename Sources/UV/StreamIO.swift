@@ -161,7 +161,8 @@ final class StreamIO: UVHandleOwner {
     /// of them (the rest in further ones, in order). Parts of at most ``smallGatherLimit``
     /// bytes in all (a navigation's `OK` and `PAGE`) are copied into one buffer on the stack
     /// and written as one: libuv then makes a `write(2)`, which costs the kernel less than a
-    /// `writev(2)` of the pieces (it need not copy in and walk an iovec array).
+    /// `writev(2)` of the pieces (it need not copy in and walk an iovec array). When writes
+    /// are queued already, the bytes join the queue in one copy, as a single write's would.
     func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) {
         loop.assertOnLoopThread()
         guard acceptsWrites else { return }

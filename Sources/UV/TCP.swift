@@ -256,14 +256,15 @@ public final class TCPConnection {
     /// Writes `bytes`; see `write(_: UnsafeRawBufferPointer)`.
     public func write(_ bytes: [UInt8]) { bytes.withUnsafeBytes { io.write($0) } }
 
-    /// Writes several buffers as one gathered write (`uv_try_write` with several buffers), in order.
+    /// Writes several buffers as one gathered write, in order (see ``write(gathering:)``).
     public func write(_ parts: [[UInt8]]) {
         withGatheredBytes(parts) { io.write(gathering: $0) }
     }
 
     /// Writes the bytes `parts` point at as one gathered write, in order; they need to stay
     /// valid only during the call. Up to ``smallGatherLimit`` bytes in all are copied into one
-    /// buffer and written with `write(2)`.
+    /// buffer and written as one (a `write(2)` when nothing is queued); more go out in
+    /// `uv_try_write`s of up to 16 buffers.
     public func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) { io.write(gathering: parts) }
 
     /// Gathered writes of at most this many bytes in all are copied into one buffer first.

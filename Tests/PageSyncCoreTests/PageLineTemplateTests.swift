@@ -6,6 +6,7 @@ import PageSyncCore
 @Suite struct PageLineTemplateTests {
     private static let names: [String] = [
         "guest-1", "ann", "a\u{1B}[2Jb", "tab\there", "\u{85}c1", "é€界😀", "", String(repeating: "long-name-", count: 8),
+        "\u{E9}", "e\u{301}", "\u{212B}", "\u{C5}",  // equal as Strings (canonically equivalent), not as bytes
     ]
 
     private static func state(page: Int = 1, pages: Int = 6, version: UInt64 = 0, by: String? = nil,
@@ -61,6 +62,16 @@ import PageSyncCore
             #expect(template.tailsEncoded == count + 2)
         }
         // `by` nil and `by` "-" print alike but are not the same key: both were encoded above.
+        // Canonically equivalent names are equal Strings with different bytes: each has its tail.
+        for by in ["\u{E9}", "e\u{301}", "\u{212B}", "\u{C5}"] {
+            let before = template.tailsEncoded
+            s.by = by
+            s.version += 1
+            #expect(template.line(s).bytes == Wire.event(room: "guide", s).bytes, "\(Array(by.unicodeScalars))")
+            #expect(template.tailsEncoded == before + 1)
+        }
+        s.by = "ann"
+        s.version += 1
         #expect(String(decoding: template.line(s).bytes, as: UTF8.self)
             == "PAGE room=guide page=\(s.page) pages=6 version=\(s.version) by=ann doc=5f1c3a2b epoch=0000000000000042\n")
     }

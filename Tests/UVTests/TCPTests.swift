@@ -48,6 +48,45 @@ private func echo(_ loop: EventLoop, host: String = "127.0.0.1", port: Int, part
     }
 }
 
+/// Connects and makes each of `writes` one `write(gathering:)` call with all its parts at once
+/// (not `write(_: [[UInt8]])`, which hands over 16 at a time), in the same loop turn; reads
+/// back as many bytes as were written, closes.
+private func echo(_ loop: EventLoop, port: Int, writes: [[[UInt8]]]) async throws -> [UInt8] {
+    let expected = writes.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
+    return try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
+        TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
+            switch result {
+            case .failure(let error):
+                once.resume(throwing: error)
+            case .success(let connection):
+                let received = Box([UInt8]())
+                connection.startReading { event in
+                    switch event {
+                    case .data(let bytes):
+                        received.value.append(contentsOf: bytes)
+                        if received.value.count >= expected {
+                            connection.close()
+                            once.resume(returning: received.value)
+                        }
+                    case .eof, .error:
+                        connection.close()
+                        once.resume(returning: received.value)
+                    }
+                }
+                for parts in writes {
+                    let buffers = parts.map { part -> UnsafeMutableRawBufferPointer in
+                        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: part.count, alignment: 1)
+                        buffer.copyBytes(from: part)
+                        return buffer
+                    }
+                    buffers.map { UnsafeRawBufferPointer($0) }.withUnsafeBufferPointer { connection.write(gathering: $0) }
+                    for buffer in buffers { buffer.deallocate() }
+                }
+            }
+        }
+    }
+}
+
 private func pattern(_ count: Int, seed: Int = 0) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 31) &+ seed &+ ($0 >> 8)) }
 }
@@ -73,8 +112,9 @@ struct TCPTests {
     }
 
     /// Small gathered writes are copied into one buffer (``TCPConnection/smallGatherLimit``): every
-    /// byte arrives, in order, at the limit, one past it, with empty parts and with more parts
-    /// than one `uv_try_write` takes.
+    /// byte arrives, in order, at the limit, one past it, with empty parts, with every part
+    /// empty, and with more parts than one `uv_try_write` takes (all handed over at once), and
+    /// also when they queue behind a large write the kernel did not take at once.
     @Test func smallGatheredWritesArriveWholeAndInOrder() async throws {
         try await withRunningLoop { loop in
             let port = try await startEchoServer(loop)
@@ -87,10 +127,14 @@ struct TCPTests {
                 (0..<40).map { pattern(3 + $0 % 5, seed: 9 + $0) },  // 40 parts, 200 bytes
             ]
             for parts in cases {
-                let reply = try await echo(loop, port: port, parts: parts)
+                let reply = try await echo(loop, port: port, writes: [parts])
                 #expect(reply == parts.flatMap { $0 }, "parts of \(parts.map(\.count))")
             }
-            #expect(limit >= 27 + 88)
+            // Nothing at all, then an OK and a PAGE; and small writes behind 4 MiB.
+            let pair = [pattern(27, seed: 50), pattern(88, seed: 51)]
+            #expect(try await echo(loop, port: port, writes: [[[], []], pair]) == pair.flatMap { $0 })
+            let writes = [[pattern(4 << 20, seed: 52)], pair, [pattern(7, seed: 53), pattern(9, seed: 54)], pair]
+            #expect(try await echo(loop, port: port, writes: writes) == writes.flatMap { $0.flatMap { $0 } })
         }
     }
 

@@ -59,8 +59,9 @@ public actor Coordinator {
     //   (`perform(pipeline.x())`, not inside it);
     // - the closures run inside such an access are `Outbox.take`'s `render`, which reads
     //   `rooms`, each room's `room` and `members.count` and no outbox, and is called only from
-    //   `flush`, outside any room change; and `pendingGroups.removeAll(where:)`'s predicate,
-    //   which reads only the element;
+    //   `flush`, outside any room change; `pendingGroups.removeAll(where:)`'s predicate,
+    //   which reads only the element; and `PageLineTemplate.line`'s builder closures, which
+    //   touch only the template's own arrays;
     // - releasing a value inside one of these accesses may free a Session (a closed session's
     //   last reference is often in `flushing` or `turnUsers`), but neither Session nor anything
     //   it holds has a deinit that reaches the coordinator, and a RoomRuntime is never freed.
