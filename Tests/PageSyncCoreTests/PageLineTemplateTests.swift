@@ -6,7 +6,8 @@ import PageSyncCore
 @Suite struct PageLineTemplateTests {
     private static let names: [String] = [
         "guest-1", "ann", "a\u{1B}[2Jb", "tab\there", "\u{85}c1", "é€界😀", "", String(repeating: "long-name-", count: 8),
-        "\u{E9}", "e\u{301}", "\u{212B}", "\u{C5}",  // equal as Strings (canonically equivalent), not as bytes
+        // Equal as Strings (canonically equivalent), not as bytes; the last two of the same length.
+        "\u{E9}", "e\u{301}", "\u{C5}", "\u{212B}", "A\u{30A}",
     ]
 
     private static func state(page: Int = 1, pages: Int = 6, version: UInt64 = 0, by: String? = nil,
@@ -46,10 +47,19 @@ import PageSyncCore
             #expect(template.line(s).bytes == Wire.event(room: "guide", s).bytes)
         }
         #expect(template.tailsEncoded == 1)
-        // Equal text in another string's storage is the same tail.
+        // Equal text in another string's storage is the same tail: short (held inline) and long.
         s.by = String(["a", "n", "n"])
         _ = template.line(s)
         #expect(template.tailsEncoded == 1)
+        s.by = String(repeating: "long-name-", count: 8)
+        _ = template.line(s)
+        #expect(template.tailsEncoded == 2)
+        s.by = (0..<8).map { _ in "long-name-" }.joined()
+        #expect(template.line(s).bytes == Wire.event(room: "guide", s).bytes)
+        #expect(template.tailsEncoded == 2)
+        s.by = "ann"
+        _ = template.line(s)
+        #expect(template.tailsEncoded == 3)
         // Each of the three fields, one at a time, and back.
         let changes: [(inout RoomState) -> Void] = [
             { $0.by = "bob" }, { $0.by = nil }, { $0.by = "-" }, { $0.doc = "0000" }, { $0.epoch = Epoch(7) },
@@ -59,11 +69,11 @@ import PageSyncCore
             change(&s)
             s.version += 1
             #expect(template.line(s).bytes == Wire.event(room: "guide", s).bytes)
-            #expect(template.tailsEncoded == count + 2)
+            #expect(template.tailsEncoded == count + 4)
         }
         // `by` nil and `by` "-" print alike but are not the same key: both were encoded above.
         // Canonically equivalent names are equal Strings with different bytes: each has its tail.
-        for by in ["\u{E9}", "e\u{301}", "\u{212B}", "\u{C5}"] {
+        for by in ["\u{E9}", "e\u{301}", "\u{C5}", "\u{212B}", "A\u{30A}"] {
             let before = template.tailsEncoded
             s.by = by
             s.version += 1
