@@ -19,10 +19,36 @@ private func startEchoServer(_ loop: EventLoop) async throws -> Int {
     }
 }
 
-/// Connects, writes `payload`, reads back `payload.count` bytes (or until EOF), closes.
+/// Connects, writes `parts` (one write, or one gathered write), reads back as many bytes (or
+/// until EOF), closes.
 private func echo(_ loop: EventLoop, host: String = "127.0.0.1", port: Int, parts: [[UInt8]]) async throws -> [UInt8] {
-    let expected = parts.reduce(0) { $0 + $1.count }
-    return try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
+    try await echo(loop, host: host, port: port, expecting: parts.reduce(0) { $0 + $1.count }) { connection in
+        if parts.count == 1 { connection.write(parts[0]) } else { connection.write(parts) }
+    }
+}
+
+/// Connects and makes each of `writes` one `write(gathering:)` call with all its parts at once
+/// (not `write(_: [[UInt8]])`, which hands over 16 at a time), in the same loop turn; reads
+/// back as many bytes as were written, closes.
+private func echo(_ loop: EventLoop, port: Int, writes: [[[UInt8]]]) async throws -> [UInt8] {
+    try await echo(loop, port: port, expecting: writes.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }) { connection in
+        for parts in writes {
+            let buffers = parts.map { part -> UnsafeMutableRawBufferPointer in
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: part.count, alignment: 1)
+                buffer.copyBytes(from: part)
+                return buffer
+            }
+            buffers.map { UnsafeRawBufferPointer($0) }.withUnsafeBufferPointer { connection.write(gathering: $0) }
+            for buffer in buffers { buffer.deallocate() }
+        }
+    }
+}
+
+/// Connects, starts reading, lets `send` write, and returns what came back once `expected`
+/// bytes did (or at EOF); closes.
+private func echo(_ loop: EventLoop, host: String = "127.0.0.1", port: Int, expecting expected: Int,
+                  send: @escaping @Sendable (TCPConnection) -> Void) async throws -> [UInt8] {
+    try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
         TCPConnection.connect(loop: loop, host: host, port: port) { result in
             switch result {
             case .failure(let error):
@@ -42,46 +68,7 @@ private func echo(_ loop: EventLoop, host: String = "127.0.0.1", port: Int, part
                         once.resume(returning: received.value)
                     }
                 }
-                if parts.count == 1 { connection.write(parts[0]) } else { connection.write(parts) }
-            }
-        }
-    }
-}
-
-/// Connects and makes each of `writes` one `write(gathering:)` call with all its parts at once
-/// (not `write(_: [[UInt8]])`, which hands over 16 at a time), in the same loop turn; reads
-/// back as many bytes as were written, closes.
-private func echo(_ loop: EventLoop, port: Int, writes: [[[UInt8]]]) async throws -> [UInt8] {
-    let expected = writes.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
-    return try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
-        TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
-            switch result {
-            case .failure(let error):
-                once.resume(throwing: error)
-            case .success(let connection):
-                let received = Box([UInt8]())
-                connection.startReading { event in
-                    switch event {
-                    case .data(let bytes):
-                        received.value.append(contentsOf: bytes)
-                        if received.value.count >= expected {
-                            connection.close()
-                            once.resume(returning: received.value)
-                        }
-                    case .eof, .error:
-                        connection.close()
-                        once.resume(returning: received.value)
-                    }
-                }
-                for parts in writes {
-                    let buffers = parts.map { part -> UnsafeMutableRawBufferPointer in
-                        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: part.count, alignment: 1)
-                        buffer.copyBytes(from: part)
-                        return buffer
-                    }
-                    buffers.map { UnsafeRawBufferPointer($0) }.withUnsafeBufferPointer { connection.write(gathering: $0) }
-                    for buffer in buffers { buffer.deallocate() }
-                }
+                send(connection)
             }
         }
     }
