@@ -26,17 +26,17 @@ package struct WireLineBuilder {
 
     /// The bytes `body` builds, without the LF: a piece of a line (see ``PageLineTemplate``).
     package static func fragment(capacity: Int, _ body: (inout WireLineBuilder) -> Void) -> [UInt8] {
-        ByteWriter.bytes(capacity: capacity) { writer in
-            var builder = WireLineBuilder(writer: writer)
-            body(&builder)
-            writer = builder.writer
-        }
+        ByteWriter.bytes(capacity: capacity) { fill(&$0, body) }
     }
 
     private static func build(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
+        fill(&writer, body)
+        writer.byte(0x0A)
+    }
+
+    private static func fill(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
         var builder = WireLineBuilder(writer: writer)
         body(&builder)
-        builder.writer.byte(0x0A)
         writer = builder.writer
     }
 

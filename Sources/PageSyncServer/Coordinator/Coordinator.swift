@@ -54,9 +54,9 @@ public actor Coordinator {
     // run time that no two accesses to one of them overlap. No access can begin while another
     // is in progress, because:
     // - they change only through Array and Dictionary operations and methods of value types
-    //   (Outbox, LineFramer, Room, MemberSet, FanoutLog, PageLineTemplate, CommitPipeline), and every connection
-    //   write, engine call and engine callback runs after the access that led to it has ended
-    //   (`perform(pipeline.x())`, not inside it);
+    //   (Outbox, LineFramer, Room, MemberSet, FanoutLog, PageLineTemplate, CommitPipeline), and
+    //   every connection write, engine call and engine callback runs after the access that led
+    //   to it has ended (`perform(pipeline.x())`, not inside it);
     // - the closures run inside such an access are `Outbox.take`'s `render`, which reads
     //   `rooms`, each room's `room` and `members.count` and no outbox, and is called only from
     //   `flush`, outside any room change; `pendingGroups.removeAll(where:)`'s predicate,
