@@ -159,16 +159,20 @@ final class Daemon: @unchecked Sendable {
     /// Whether the process is still running.
     var isRunning: Bool { process.isRunning }
 
-    /// Reads stderr until the `listening on 127.0.0.1:<port>` line appears.
+    /// Reads stderr until the `listening on 127.0.0.1:<port>` line appears, and the `serving <n>
+    /// room(s): ...; state in ...` line the daemon logs right after its listening lines (the
+    /// last of its start): a test may read the whole start-up log at once. The two are
+    /// separate writes, and the second was sometimes not there yet (a failed clean-clone run).
     fileprivate func waitUntilListening() async throws {
         // A guard against a daemon that never listens, not a measure of start-up time: generous,
         // because a machine starved by other work (a benchmark at nice -15) can delay a start a lot.
         let deadline = ContinuousClock.now + .seconds(max(30, 6 * stepTimeoutSeconds))
         let pattern = /listening on 127\.0\.0\.1:(\d+)/
+        let served = /serving \d+ room\(s\)/
         while true {
             let pastDeadline = ContinuousClock.now >= deadline
             let text = stderr
-            if let match = text.firstMatch(of: pattern), let port = UInt16(match.1) {
+            if let match = text.firstMatch(of: pattern), let port = UInt16(match.1), text.contains(served) {
                 self.port = port
                 return
             }
@@ -177,7 +181,7 @@ final class Daemon: @unchecked Sendable {
                 throw HarnessError("pagesyncd \(arguments.joined(separator: " ")) exited (\(termination?.description ?? "?")) before listening; stderr:\n\(tail(text))")
             }
             if pastDeadline {
-                throw HarnessError("pagesyncd did not log `listening on 127.0.0.1:<port>` in time; stderr:\n\(tail(text))")
+                throw HarnessError("pagesyncd did not log `listening on 127.0.0.1:<port>` and `serving <n> room(s)` in time; stderr:\n\(tail(text))")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
