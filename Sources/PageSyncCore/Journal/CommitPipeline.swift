@@ -2,7 +2,7 @@
 /// without I/O.
 ///
 /// The coordinator numbers each loop turn's changes as a group (1, 2, 3, ...) and the
-/// engine writes each group with one `writev`. This type is told what the disk did and
+/// engine writes each group with one `pwrite`. This type is told what the disk did and
 /// answers with what to do next. At most one sync is in flight; groups written meanwhile
 /// are covered together by the next one (one sync per group of groups, never one per room).
 ///

@@ -7,9 +7,14 @@ extension Coordinator {
     /// Watches the directory of every room's document. A directory that cannot be watched now
     /// (most often the kernel's limit on inotify instances, `fs.inotify.max_user_instances`,
     /// reached by other processes) is tried again every second; once watched, its rooms are
-    /// re-indexed, since an edit may have come in meanwhile.
+    /// re-indexed, since an edit may have come in meanwhile. Called at start and after each
+    /// reload: the rooms' documents are indexed here (``DocumentWatchIndex``).
     func watchDocuments() {
-        for directory in documentDirectories() where fileWatchers[directory] == nil && unwatched[directory] == nil {
+        watchIndex = DocumentWatchIndex(rooms.values.compactMap { runtime in
+            guard case .file(let path) = runtime.config.document else { return nil }
+            return (room: runtime.room.name, path: path)
+        })
+        for directory in watchIndex.directories where fileWatchers[directory] == nil && unwatched[directory] == nil {
             do throws(UVError) {
                 try startWatching(directory)
             } catch {
@@ -29,16 +34,6 @@ extension Coordinator {
     /// How often a directory that could not be watched is tried again.
     static let watchRetryMilliseconds: UInt64 = 1000
 
-    /// The directories of the rooms' documents (files only).
-    private func documentDirectories() -> Set<String> {
-        var directories: Set<String> = []
-        for runtime in rooms.values {
-            guard case .file(let path) = runtime.config.document else { continue }
-            directories.insert(Self.split(path).directory)
-        }
-        return directories
-    }
-
     private func startWatching(_ directory: String) throws(UVError) {
         fileWatchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
             self.fileChanged(directory: directory, filename: filename)
@@ -48,7 +43,7 @@ extension Coordinator {
     /// Tries each unwatched directory again; one no room uses any more (after a reload) is
     /// dropped, and a new reason for failing is logged once.
     private func retryWatches() {
-        let wanted = documentDirectories()
+        let wanted = watchIndex.directories
         for (directory, lastError) in unwatched {
             guard wanted.contains(directory) else {
                 unwatched[directory] = nil
@@ -73,19 +68,10 @@ extension Coordinator {
         }
     }
 
-    static func split(_ path: String) -> (directory: String, file: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
-    }
-
+    /// A watcher's event: the rooms serving that file (every room with a document in
+    /// `directory` when `filename` is nil) are re-indexed once the writes go quiet.
     func fileChanged(directory: String, filename: String?) {
-        for runtime in rooms.values {
-            guard case .file(let path) = runtime.config.document else { continue }
-            let (dir, file) = Self.split(path)
-            guard dir == directory, filename == nil || filename == file else { continue }
-            scheduleReindex(runtime.room.name)
-        }
+        for name in watchIndex.rooms(changedIn: directory, file: filename) { scheduleReindex(name) }
     }
 
     /// Editors write in bursts: wait 100 ms of quiet (`milliseconds`) before re-indexing.

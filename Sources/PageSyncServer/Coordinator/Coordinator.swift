@@ -117,6 +117,8 @@ public actor Coordinator {
     /// Keeps the loop polling for input briefly when it usually comes back soon (``InputPolling``).
     var inputPolling: InputPolling?
     var signalWatchers: [SignalWatcher] = []
+    /// Which rooms serve which document file, by directory (rebuilt by ``watchDocuments()``).
+    var watchIndex = DocumentWatchIndex()
     var fileWatchers: [String: FileWatcher] = [:]
     /// Directories whose watch could not be started yet (with the last reason), and the timer
     /// that tries them again.
