@@ -20,6 +20,10 @@ public protocol StreamConnection: AnyObject {
     func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>)
     /// Bytes accepted by `write` and not yet handed to the kernel.
     var writeQueueSize: Int { get }
+    /// Memory that output accepted by `write` and not yet handed to the kernel holds: its bytes
+    /// (``writeQueueSize``) plus the bookkeeping of each write queued separately (about 256
+    /// bytes each). What back-pressure counts: many small writes hold many times their bytes.
+    var queuedOutputMemory: Int { get }
     /// Caps the bytes the kernel holds unsent (`TCP_NOTSENT_LOWAT`): past them, writes queue
     /// in ``writeQueueSize`` and ``onWritesDrained`` says when the peer caught up.
     func setNotSentLowWatermark(_ bytes: Int)

@@ -128,6 +128,19 @@ final class StreamIO: UVHandleOwner {
         isClosed ? 0 : stream.pointee.write_queue_size  // the field libuv's getter returns, without the call
     }
 
+    /// What one queued write holds beyond its bytes: its `uv_write_t` (192 bytes with libuv 1.44
+    /// on x86_64) and two allocations' headers and rounding (the request's and the copy of the
+    /// bytes'), about 256 bytes in all.
+    static let queuedWriteOverhead = MemoryLayout<uv_write_t>.size + 64
+
+    /// Memory the output queued in libuv holds: its bytes plus ``queuedWriteOverhead`` per
+    /// queued write. A peer that does not read while it is sent many small replies (one
+    /// `PONG` per command, each queued as its own write) holds about 50 times their bytes:
+    /// back-pressure counts this, not ``writeQueueSize`` alone.
+    var queuedMemory: Int {
+        isClosed ? 0 : stream.pointee.write_queue_size + pendingWriteRequests * Self.queuedWriteOverhead
+    }
+
     /// True when writes are currently accepted.
     private var acceptsWrites: Bool {
         !isClosed && !isShuttingDown && writeError == nil && undeliveredError == nil

@@ -273,6 +273,10 @@ public final class TCPConnection {
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }
 
+    /// Memory the queued output holds: its bytes plus about 256 bytes of bookkeeping for each
+    /// queued write. 0 after close.
+    public var queuedOutputMemory: Int { io.queuedMemory }
+
     /// This connection's stream for ``StreamWriter``.
     var writer: StreamWriter { StreamWriter(io) }
 

@@ -78,6 +78,40 @@ struct BackpressureTests {
         }
     }
 
+    @Test("clients sending one small command per packet without reading: each reply queued on its own counts its bookkeeping, so RSS stays bounded; then every reply arrives in order")
+    func smallRepliesCountTheirBookkeeping() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)], arguments: ["--no-fsync"]) { daemon, _ in
+            var flooders: [LineClient] = []
+            for i in 0..<4 { flooders.append(try await daemon.join(label: "flooder-\(i)", receiveBufferSize: 4096).0) }
+            let (bystander, _) = try await daemon.join(label: "bystander")
+            let baseline = try daemon.rssKiB()
+            // Each PING read alone gets its PONG written alone: once the kernel holds what it
+            // will, every PONG is a queued write of 8 bytes, with about 256 bytes of bookkeeping.
+            // Counted by bytes alone, 256 KiB of them held about 8 MiB per client (the kernel's
+            // buffers take the PINGs the daemon no longer reads, so the senders never block).
+            let count = 60_000
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for flooder in flooders { group.addTask { try await flooder.sendOnePerPacketUntilStalled("PING", limit: count) } }
+                for try await sent in group { #expect(sent == count) }
+            }
+            try await Task.sleep(for: .seconds(1))
+            let stalledRSS = try daemon.rssKiB()
+            if Daemon.resourceBudgetsApply {
+                #expect(stalledRSS - baseline < 6 * 1024, "RSS grew from \(baseline) KiB to \(stalledRSS) KiB with 4 clients not reading")
+            }
+            #expect(try await bystander.command("PING still-here").header.raw == "OK PONG still-here")
+            // Nothing was lost: each gets a PONG for every PING, then the end marker.
+            for flooder in flooders {
+                try await flooder.sendWhileReading(Array("PING end\n".utf8))
+                for i in 0..<count {
+                    let line = try await flooder.readLine()
+                    guard line == "OK PONG" else { throw HarnessError("\(flooder.label): reply \(i) of \(count): \(line.debugDescription)") }
+                }
+                #expect(try await flooder.readLine() == "OK PONG end")
+            }
+        }
+    }
+
     @Test("a client flooding commands without reading is throttled, then gets every reply in order")
     func flooderIsThrottled() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)], arguments: ["--no-fsync"]) { daemon, _ in

@@ -398,6 +398,42 @@ struct TCPTests {
         }
     }
 
+    /// What output queued for a peer that does not read holds: each small write queued on its
+    /// own counts its bookkeeping too (back-pressure pauses on this, not on the bytes alone).
+    @Test func queuedOutputMemoryCountsEachQueuedWrite() async throws {
+        struct Figures: Sendable {
+            var bytesBefore = 0, memoryBefore = 0, bytesAfter = 0, memoryAfter = 0, memoryAfterClose = -1
+        }
+        try await withRunningLoop { loop in
+            let figures: Figures = try await awaitOnLoop(loop) { once in
+                let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: 0)
+                try listener.listen { server in
+                    listener.close()
+                    var f = Figures()
+                    server.write([UInt8](repeating: 1, count: 16 * 1024 * 1024))  // the kernel takes part of it
+                    f.bytesBefore = server.writeQueueSize
+                    f.memoryBefore = server.queuedOutputMemory
+                    for _ in 0..<1000 { server.write(Array("PONG\n".utf8)) }  // each queued on its own
+                    f.bytesAfter = server.writeQueueSize
+                    f.memoryAfter = server.queuedOutputMemory
+                    server.close()
+                    f.memoryAfterClose = server.queuedOutputMemory
+                    once.resume(returning: f)
+                }
+                TCPConnection.connect(loop: loop, host: "127.0.0.1", port: listener.localAddress!.port) { result in
+                    if case .success(let client) = result { _ = client }  // never reads
+                }
+            }
+            #expect(figures.bytesBefore > 0, "the kernel took all 16 MiB; nothing was queued")
+            #expect(figures.memoryBefore > figures.bytesBefore, "the queued write's bookkeeping counts")
+            #expect(figures.bytesAfter - figures.bytesBefore == 5000)
+            // 1,000 queued writes of 5 bytes: at least their uv_write_t each beyond the bytes.
+            #expect(figures.memoryAfter - figures.memoryBefore >= 1000 * (5 + 192), "\(figures)")
+            #expect(figures.memoryAfter - figures.memoryBefore <= 1000 * (5 + 512), "\(figures)")
+            #expect(figures.memoryAfterClose == 0)
+        }
+    }
+
     @Test func closingWithQueuedWritesCancelsThem() async throws {
         try await withRunningLoop { loop in
             let queued: Int = try await awaitOnLoop(loop) { once in

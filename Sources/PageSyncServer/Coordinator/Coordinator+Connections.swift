@@ -105,7 +105,7 @@ extension Coordinator {
         var handledHere = 0
         defer { session.timeThisTurn = usedBefore + watch.elapsed() }
         while session.outbox.state == .open {
-            if session.outbox.mustPause(queued: session.connection.writeQueueSize, highWater: config.outputHighWater) {
+            if session.outbox.mustPause(queued: session.connection.queuedOutputMemory, highWater: config.outputHighWater) {
                 // Resumed from the write-completion callback once output drains.
                 pause(session)
                 return
@@ -157,7 +157,7 @@ extension Coordinator {
         for session in list {
             session.resumeQueued = false
             guard session.outbox.state == .paused,
-                session.outbox.mayResume(queued: session.connection.writeQueueSize, highWater: config.outputHighWater)
+                session.outbox.mayResume(queued: session.connection.queuedOutputMemory, highWater: config.outputHighWater)
             else { continue }
             session.outbox.state = .open
             processInput(session)

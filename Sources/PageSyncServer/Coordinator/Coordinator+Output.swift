@@ -266,7 +266,7 @@ extension Coordinator {
             connection.shutdownAndClose()
             logger.debug("client \(session.name) disconnected")
         case .paused where !session.resumeQueued
-            && session.outbox.mayResume(queued: connection.writeQueueSize, highWater: config.outputHighWater):
+            && session.outbox.mayResume(queued: connection.queuedOutputMemory, highWater: config.outputHighWater):
             queueResume(session)
         default:
             break

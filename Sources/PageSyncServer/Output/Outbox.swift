@@ -297,7 +297,9 @@ package struct Outbox {
         (items.first.map { $0.group > settled } ?? false) || (latest.map { $0.group > settled } ?? false)
     }
 
-    /// Whether reading must pause: unsent output (staged here plus `queued` in libuv) reached `highWater`.
+    /// Whether reading must pause: unsent output (staged here, plus `queued`: what the output
+    /// queued in libuv holds in memory, its bytes and each queued write's bookkeeping) reached
+    /// `highWater`.
     package func mustPause(queued: Int, highWater: Int) -> Bool {
         stagedBytes + queued >= highWater
     }

@@ -263,6 +263,10 @@ public final class TLSConnection: StreamConnection {
     /// Plaintext waiting for the handshake plus encrypted bytes queued in libuv.
     public var writeQueueSize: Int { tcp.isClosed ? 0 : engine.pendingPlaintextCount + tcp.writeQueueSize }
 
+    /// Plaintext waiting for the handshake plus what the encrypted output queued in libuv holds
+    /// (``TCPConnection/queuedOutputMemory``).
+    public var queuedOutputMemory: Int { tcp.isClosed ? 0 : engine.pendingPlaintextCount + tcp.queuedOutputMemory }
+
     /// See ``TCPConnection/setNotSentLowWatermark(_:)``.
     public func setNotSentLowWatermark(_ bytes: Int) { tcp.setNotSentLowWatermark(bytes) }
 
