@@ -15,6 +15,9 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .customLong("durable-columns"), help: "Column order of the durable-throughput table.") var durableColumns = "pagesyncd,pre-fsync,pagesyncd-always,redis,redis-always"
     @Option(name: .customLong("fanout-pairs"), help: "Fan-out p50/p99 ratios between two labels, as a/b pairs, comma-separated (a third table; none by default).") var fanoutPairs = ""
     @Option(name: .customLong("durable-ratios"), help: "Ratios of the durable-throughput table, as a/b pairs, comma-separated.") var durableRatios = "pagesyncd/redis,pre-fsync/redis,pagesyncd-always/redis-always,pagesyncd/pre-fsync"
+    @Option(name: .customLong("durable-rounds"), parsing: .upToNextOption,
+            help: "Result TSV files of the durable phase, one per round (every target once, one after another): the durable table's medians and ratios are taken over these rounds rather than over the runs.")
+    var durableRoundFiles: [String] = []
 
     /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.
     static let sampleMetric = "fanout_sample_us"
@@ -95,7 +98,7 @@ struct ReportCommand: ParsableCommand {
                 guard parts.count >= 4 else { continue }
                 let label = String(parts[0])
                 if parts[1] == "skipped" { skipped[label] = parts.count > 4 ? String(parts[4]) : "skipped"; if !labels.contains(label) { labels.append(label) }; continue }
-                guard let n = Int(parts[2]), let value = Double(parts[3]) else { continue }
+                guard let (n, value) = Self.numbers(parts) else { continue }
                 if parts[1].hasPrefix(Self.interleavedFamily) {
                     interleaved.add(label: label, metric: parts[1].dropFirst(Self.interleavedFamily.count), n: n, value: value, run: runs.count + 1)
                     continue
@@ -158,7 +161,28 @@ struct ReportCommand: ParsableCommand {
         printPooledFanout(samples, runs: runs.count, labels: labels)
         printInterleaved(interleaved, runs: runs.count)
         printFanoutPairs(runs, keys: keys)
-        printDurable(runs, labels: allLabels, skipped: skipped)
+        if durableRoundFiles.isEmpty {
+            printDurable(runs, labels: allLabels, skipped: skipped, over: "run")
+        } else {
+            printDurable(durableRoundFiles.map(Self.readRound), labels: allLabels, skipped: skipped, over: "round")
+        }
+    }
+
+    /// A row's client or follower count and value (`label metric n value`), if both are numbers.
+    static func numbers(_ parts: [Substring]) -> (n: Int, value: Double)? {
+        guard let n = Int(parts[2]), let value = Double(parts[3]) else { return nil }
+        return (n, value)
+    }
+
+    /// One round of the durable phase: its rows by label (an unreadable file is an empty round).
+    static func readRound(_ file: String) -> [String: [Key: Double]] {
+        var round: [String: [Key: Double]] = [:]
+        for line in (ProcessProbe.readSmallFile(file) ?? "").split(separator: "\n") {
+            let parts = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard parts.count >= 4, let (n, value) = numbers(parts) else { continue }
+            round[String(parts[0]), default: [:]][Key(metric: String(parts[1]), n: n)] = value
+        }
+        return round
     }
 
     /// Within-run ratio of `a` to `b` for `key`, median over runs.
@@ -310,8 +334,9 @@ struct ReportCommand: ParsableCommand {
         }
     }
 
-    /// The durable-throughput table: changes/s and latency per client count, with the ratios.
-    private func printDurable(_ runs: [[String: [Key: Double]]], labels: [String], skipped: [String: String]) {
+    /// The durable-throughput table: changes/s and latency per client count, with the ratios,
+    /// medians over `runs`: the runs, or the rounds of the durable phase (`over` names which).
+    private func printDurable(_ runs: [[String: [Key: Double]]], labels: [String], skipped: [String: String], over unit: String) {
         var keys = Set<Key>()
         for run in runs { for (_, values) in run { keys.formUnion(values.keys.filter { $0.metric.hasPrefix("durable_") }) } }
         guard !keys.isEmpty else { return }
@@ -340,6 +365,8 @@ struct ReportCommand: ParsableCommand {
             for (a, b) in pairs { row += " \(ratio(runs, a, b, key)) |" }
             print(row)
         }
+        print("")
+        print("Medians over \(runs.count) \(unit)(s); each ratio is computed within one \(unit), then the median is taken.")
     }
 
     static func show(_ value: Double) -> String {

@@ -57,6 +57,35 @@ struct BenchReportTests {
         // The samples are not a metric of their own in the per-run table.
         #expect(!result.output.contains("fanout_sample_us"))
     }
+    @Test("durable rounds: the durable table's medians and ratios are taken over the rounds given, each ratio within its round")
+    func durableRounds() async throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        // One run file (no durable rows) and three rounds: pagesyncd/redis is 0.8, 1.0 and 1.2 in
+        // the rounds, so its median is 1.00 although the median changes/s are 110 and 100
+        // (1.10). The run file's rows are not part of the durable table.
+        let run = workspace.url("run-1.tsv")
+        try Self.rows([("pagesyncd", "fanout_p99_us", 100, 1000), ("redis", "fanout_p99_us", 100, 2000),
+                       ("pagesyncd", "durable_cps", 20, 5)]).write(to: run, atomically: true, encoding: .utf8)
+        var rounds: [String] = []
+        for (i, (ours, theirs)) in [(80.0, 100.0), (110.0, 110.0), (120.0, 100.0)].enumerated() {
+            let url = workspace.url("durable-1-20-\(i + 1).tsv")
+            try Self.rows([("pagesyncd", "durable_cps", 20, ours), ("redis", "durable_cps", 20, theirs)])
+                .write(to: url, atomically: true, encoding: .utf8)
+            rounds.append(url.path)
+        }
+        let result = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", run.path, "--durable-rounds"] + rounds)
+        #expect(result.status == 0, "\(result.output)")
+        // Columns: pagesyncd, redis, then pagesyncd/redis.
+        let cps = try #require(Self.cells(of: "durable changes/s, 20 clients", in: result.output), "\(result.output)")
+        #expect(cps == ["110", "100", "1.00"])
+        #expect(result.output.contains("Medians over 3 round(s); each ratio is computed within one round"))
+        // Without rounds the durable table comes from the runs, as before.
+        let plain = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", run.path])
+        #expect(Self.cells(of: "durable changes/s, 20 clients", in: plain.output)?.first == "5", "\(plain.output)")
+        #expect(plain.output.contains("Medians over 1 run(s); each ratio is computed within one run"))
+    }
+
     @Test("interleaved rows get a table of their own: pooled p50/p90/p99 and first follower per target, ratios to redis and the floor")
     func interleavedTable() async throws {
         let workspace = try Workspace()
