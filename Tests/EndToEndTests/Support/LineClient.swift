@@ -102,62 +102,47 @@ final class LineClient: @unchecked Sendable {
     /// Sends `bytes` without ever reading, until all are sent or the peer stops taking them for
     /// `stall` (it stopped reading us). Returns how many bytes the kernel accepted.
     func sendUntilStalled(_ bytes: [UInt8], stall: Duration = .milliseconds(500)) async throws -> Int {
-        let stallMilliseconds = Int32(stall.components.seconds * 1000 + stall.components.attoseconds / 1_000_000_000_000_000)
-        return try await onQueue {
-            var sent = 0
-            while sent < bytes.count {
-                let n = bytes.withUnsafeBytes {
-                    Glibc.send(self.fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                }
-                if n > 0 { sent += n; continue }
-                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    var pfd = pollfd(fd: self.fd, events: Int16(POLLOUT), revents: 0)
-                    let ready = poll(&pfd, 1, stallMilliseconds)
-                    if ready == 0 { return sent }
-                    continue
-                }
-                if n < 0 && errno == EINTR { continue }
-                throw HarnessError("\(self.label): send failed after \(sent) bytes: \(String(cString: strerror(errno)))")
-            }
-            return sent
-        }
+        try await onQueue { try self.sendWithoutReading(bytes, stall: stall) }
     }
 
     /// Sends `line` (with its LF) again and again, each in a packet of its own (`TCP_NODELAY`,
     /// a short pause between sends), without ever reading, until the peer stops taking them for
     /// `stall` (it stopped reading us), or `limit` were sent. Returns how many were sent whole.
     func sendOnePerPacketUntilStalled(_ line: String, limit: Int, stall: Duration = .milliseconds(500)) async throws -> Int {
-        let stallMilliseconds = Int32(stall.components.seconds * 1000 + stall.components.attoseconds / 1_000_000_000_000_000)
         let bytes = Array(line.utf8) + [0x0A]
         return try await onQueue {
             var on: Int32 = 1
             setsockopt(self.fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             var count = 0
             while count < limit {
-                var sent = 0
-                while sent < bytes.count {
-                    let n = bytes.withUnsafeBytes {
-                        Glibc.send(self.fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                    }
-                    if n > 0 { sent += n; continue }
-                    if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                        var pfd = pollfd(fd: self.fd, events: Int16(POLLOUT), revents: 0)
-                        if poll(&pfd, 1, stallMilliseconds) == 0 {
-                            guard sent == 0 else {
-                                throw HarnessError("\(self.label): stalled inside a line after \(count) lines")
-                            }
-                            return count
-                        }
-                        continue
-                    }
-                    if n < 0 && errno == EINTR { continue }
-                    throw HarnessError("\(self.label): send failed after \(count) lines: \(String(cString: strerror(errno)))")
-                }
+                let sent = try self.sendWithoutReading(bytes, stall: stall)
+                if sent == 0 { return count }
+                guard sent == bytes.count else { throw HarnessError("\(self.label): stalled inside a line after \(count) lines") }
                 count += 1
                 usleep(20)
             }
             return count
         }
+    }
+
+    /// `sendUntilStalled`'s loop, on the client's queue.
+    private func sendWithoutReading(_ bytes: [UInt8], stall: Duration) throws -> Int {
+        let stallMilliseconds = Int32(stall.components.seconds * 1000 + stall.components.attoseconds / 1_000_000_000_000_000)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if n > 0 { sent += n; continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                if poll(&pfd, 1, stallMilliseconds) == 0 { return sent }
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            throw HarnessError("\(label): send failed after \(sent) bytes: \(String(cString: strerror(errno)))")
+        }
+        return sent
     }
 
     /// Sends all of `bytes` while reading whatever arrives into the client's buffer, so neither
