@@ -46,6 +46,50 @@ import Testing
         }
     }
 
+    @Test("a client piping 5,000 ROOMS without reading has at most 32 Redis scripts ahead of another client's NEXT; every ROOMS is then answered in order")
+    func pipedRequestsWaitTheirTurnOnTheSharedConnection() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            let ds = try await daemons(1, workspace, redis)
+            let monitor = try await LineClient.connect(port: redis.port, label: "redis monitor")
+            defer { monitor.close() }
+            try await monitor.send("MONITOR")
+            #expect(try await monitor.readLine() == "+OK")
+            let (flooder, _) = try await ds[0].join(label: "flooder", receiveBufferSize: 4096)
+            let (bystander, _) = try await ds[0].join(label: "bystander")
+            // Redis runs nothing for 1.5 s (less than the 3 s after which the daemon counts it
+            // unreachable): every script the daemon sends meanwhile waits in order, none is
+            // answered, so the daemon cannot refill what it sent.
+            #expect(try await redis.command("CLIENT PAUSE 1500 ALL") == "+OK")
+            let count = 5000
+            try await flooder.sendRaw(Array(String(repeating: "ROOMS\n", count: count).utf8))
+            try await Task.sleep(for: .milliseconds(300))
+            try await bystander.send("NEXT")
+            // The MONITOR lines of the flooder's ROOMS scripts (`members`: the presence key and
+            // the daemon's id, 5 quoted words) before the bystander's navigation.
+            var ahead = 0
+            while true {
+                let line = try await monitor.readLine()
+                guard line.contains("\"EVALSHA\"") else { continue }
+                if line.contains("\"next\"") { break }
+                if line.contains(":who:talk\"") && line.components(separatedBy: "\" \"").count == 5 { ahead += 1 }
+            }
+            // Outbox.pendingLimit: a client waits for at most 32 engine replies at once. Before,
+            // 2,048 went ahead (256 KiB of replies counted at 128 bytes each).
+            #expect(ahead >= 1 && ahead <= 32, "\(ahead) of the flooder's scripts reached Redis before the bystander's NEXT")
+            #expect(try await bystander.readLine().hasPrefix("OK page=2"))
+            try await flooder.sendWhileReading(Array("PING end\n".utf8))
+            for i in 0..<count {
+                let reply = try await flooder.readReply()  // the bystander's PAGE comes among them
+                guard reply.header.raw.hasPrefix("OK ROOMS 1"), reply.lines.count == 1, reply.lines[0].hasPrefix("talk ") else {
+                    throw HarnessError("ROOMS \(i) of \(count): \(reply)")
+                }
+            }
+            #expect(flooder.takeSkippedEvents().count == 1, "the bystander's one change")
+            #expect(try await flooder.readReply().header.raw == "OK PONG end")
+        }
+    }
+
     @Test("30 clients on three daemons send NEXT IF <v> at once: exactly one OK, 29 ERR 409")
     func conditionalRaceAcrossDaemons() async throws {
         try await withWorkspace { workspace in

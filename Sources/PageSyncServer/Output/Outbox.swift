@@ -121,9 +121,17 @@ package struct Outbox {
     /// The size of the pieces a large reply is encoded and written in.
     package static let streamChunk = 64 << 10
 
+    /// Replies another process decides (``OutboxItem/pending(_:)``: the Redis engine's) that
+    /// one client may wait for at once. Past them its input waits: the engine's connection is
+    /// shared, and a client piping thousands of `ROOMS` without reading put each one ahead of
+    /// every other client's `NEXT` (with 200 rooms, a `NEXT` waited 266 ms behind 5,000).
+    package static let pendingLimit = 32
+
     package var state: State = .open
     package private(set) var items: [(group: UInt64, item: OutboxItem)] = []
     package private(set) var stagedBytes = 0
+    /// The ``OutboxItem/pending(_:)`` replies staged and not yet taken (filled or not).
+    package private(set) var pendingCount = 0
     /// The newest state line not yet written, and the group it waits for.
     package private(set) var latest: (line: ByteLine, group: UInt64)?
 
@@ -223,6 +231,7 @@ package struct Outbox {
                                render: (DeferredReply) -> [UInt8]) {
         var taken = 0
         var takenBytes = 0
+        var takenPending = 0
         // Through the buffer: reading `items[taken]` copies the whole element each time.
         items.withUnsafeMutableBufferPointer { items in
             var partlySent = false
@@ -231,6 +240,7 @@ package struct Outbox {
                 case .pending(let p):
                     guard let b = p.bytes else { break taking }  // not filled yet: it and what follows wait
                     if !b.isEmpty { out.append(.bytes(b)) }
+                    takenPending += 1
                 case .bytes(let b), .state(let b, _):
                     if !b.isEmpty { out.append(.bytes(b)) }
                 case .change(let line), .event(let line):
@@ -252,6 +262,7 @@ package struct Outbox {
             }
         }
         stagedBytes -= takenBytes
+        pendingCount -= takenPending
         if taken == items.count {
             // One by one, as ``FanoutLog/reset()`` does: cheaper than `removeAll(keepingCapacity:)`.
             while items.popLast() != nil {}
@@ -300,17 +311,20 @@ package struct Outbox {
     /// Whether reading must pause: unsent output (staged here, plus `queued`: what the output
     /// queued in libuv holds in memory, its bytes and each queued write's bookkeeping) reached
     /// `highWater`.
+    /// `highWater`, or ``pendingLimit`` replies wait for another process.
     package func mustPause(queued: Int, highWater: Int) -> Bool {
-        stagedBytes + queued >= highWater
+        stagedBytes + queued >= highWater || pendingCount >= Self.pendingLimit
     }
 
-    /// Whether a paused client may read again: unsent output fell below half the high-water mark.
+    /// Whether a paused client may read again: unsent output fell below half the high-water
+    /// mark, and fewer than half of ``pendingLimit`` replies wait for another process.
     package func mayResume(queued: Int, highWater: Int) -> Bool {
-        stagedBytes + queued < highWater / 2
+        stagedBytes + queued < highWater / 2 && pendingCount < Self.pendingLimit / 2
     }
 
     private mutating func append(_ item: OutboxItem, group: UInt64) {
         items.append((group, item))
         stagedBytes += item.byteCount
+        if case .pending = item { pendingCount += 1 }
     }
 }
