@@ -16,6 +16,8 @@ final class Session {
     let writer: StreamWriter?
     let connection: any StreamConnection
     let id: Int
+    /// The client's name: changed only through ``RoomRuntime/rename(_:to:)``, which keeps the
+    /// room's count of names (``RoomRuntime/names``) in step.
     var name: String
     @exclusivity(unchecked) var framer: LineFramer
     /// The room this client is in (rooms live as long as the coordinator; its member set

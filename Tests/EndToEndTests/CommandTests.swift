@@ -170,6 +170,31 @@ struct CommandTests {
         }
     }
 
+    @Test("a name is free again once its holder renames, JOINs away or disconnects")
+    func freedNamesCanBeTakenAgain() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3), "other.txt": Documents.formFeed(pages: 2)]) { daemon, _ in
+            let (a, _) = try await daemon.join(label: "a")
+            let (b, _) = try await daemon.join(label: "b")
+            #expect(try await a.command("NAME ann").header.raw == "OK NAME ann")
+            #expect(try await b.command("NAME ann").header.code == 409)
+            // A rename frees the old name.
+            #expect(try await a.command("NAME amy").header.raw == "OK NAME amy")
+            #expect(try await b.command("NAME ann").header.raw == "OK NAME ann", "freed by a rename")
+            // A JOIN away frees it in the room left, and takes it in the room entered.
+            #expect(try await b.ok("JOIN other")["room"] == "other")
+            #expect(try await a.command("NAME ann").header.raw == "OK NAME ann", "freed by a JOIN away")
+            let back = try await b.command("JOIN talk").header
+            #expect(back.code == 409 && back.raw.hasPrefix("ERR 409 name in use"), "\(back.raw)")
+            // A disconnect frees it (the daemon lets a session go before it closes the connection).
+            #expect(try await a.command("QUIT").header.raw == "OK BYE")
+            #expect(try await a.readLineOrEOF() == nil)
+            #expect(try await b.ok("JOIN talk")["room"] == "talk", "freed by a disconnect")
+            // Held again by b in talk: a newcomer there cannot take it.
+            let (c, _) = try await daemon.join(label: "c")
+            #expect(try await c.command("NAME ann").header.code == 409)
+        }
+    }
+
     @Test("STATUS, PING, HELP and QUIT")
     func statusPingHelpQuit() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 6)]) { daemon, _ in

@@ -69,16 +69,16 @@ extension Coordinator {
                 return
             }
             if target !== runtime {
-                let others = target.members.values.lazy.filter { $0 !== session }.map(\.name)
-                guard UniqueNames.mayJoin(as: session.name, others: others) else {
+                // The session is not in `target`, so every name counted there is another member's.
+                guard UniqueNames.mayJoin(as: session.name, into: target.names) else {
                     stage(session, .bytes(Wire.error(ProtocolError(
                         code: .conflict, message: "\(UniqueNames.inUseMessage): \(session.name) is in room \(name); pick another NAME first",
                         closesConnection: false))))
                     return
                 }
                 catchUp(session)
-                runtime.members[session.id] = nil
-                target.members[session.id] = session
+                runtime.release(session)
+                target.admit(session)
                 enterFanout(session, target)
                 session.runtime = target
                 session.control = !target.room.policy.requiresToken
@@ -88,14 +88,14 @@ extension Coordinator {
         case .name(let name) where name == "-":
             stage(session, .bytes(Wire.error(.malformed("\"-\" means nobody on the wire; pick another name"))))
         case .name(let name):
-            let others = runtime.members.values.lazy.filter { $0 !== session }.map(\.name)
-            guard UniqueNames.mayRename(to: name, from: session.name, others: others) else {
+            // `runtime.names` counts this session too, under its name now.
+            guard UniqueNames.mayRename(to: name, from: session.name, in: runtime.names) else {
                 let why = UniqueNames.isGuestName(name) ? "guest-<n> names are the server's" : "\(name) is here already"
                 stage(session, .bytes(Wire.error(ProtocolError(
                     code: .conflict, message: "\(UniqueNames.inUseMessage): \(why)", closesConnection: false))))
                 return
             }
-            session.name = name
+            runtime.rename(session, to: name)
             stage(session, .bytes(Wire.ok("NAME \(name)")))
         case .who(let offset):
             if whoAcrossDaemons(runtime, for: session, offset: offset) { return }

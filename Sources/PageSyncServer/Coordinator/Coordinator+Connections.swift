@@ -52,7 +52,7 @@ extension Coordinator {
             runtime: runtime, control: !runtime.room.policy.requiresToken)
         sessions[id] = session
         departureTrimPolicy.clientConnected(clients: sessions.count)
-        runtime.members[id] = session
+        runtime.admit(session)
         enterFanout(session, runtime)
         stage(session, reporting: .hello(room: runtime.room.name, control: session.control, name: session.name))
         connection.onWritesDrained = { self.writesDrained(id: id) }
@@ -191,7 +191,7 @@ extension Coordinator {
     func forget(_ session: Session) {
         session.outbox.state = .closed
         sessions[session.id] = nil
-        session.runtime.members[session.id] = nil
+        session.runtime.release(session)
         waiting[session.id] = nil
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).

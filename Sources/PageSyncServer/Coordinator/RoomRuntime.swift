@@ -11,8 +11,13 @@ final class RoomRuntime {
     /// `config.document.wireFileName`, worked out once per document rather than per line.
     private(set) var fileName: String
     var document: Document
-    /// The sessions in the room, by id (see ``MemberSet``).
-    @exclusivity(unchecked) var members = MemberSet<Session>()
+    /// The sessions in the room, by id (see ``MemberSet``). Changed only through ``admit(_:)`` and
+    /// ``release(_:)``, so that ``names`` always counts exactly these sessions' names.
+    @exclusivity(unchecked) private(set) var members = MemberSet<Session>()
+    /// The names of ``members``, each counted once per member holding it: `NAME` and `JOIN`
+    /// ask it whether a name is taken instead of walking the room. Changed only together with
+    /// ``members`` or a member's name (``rename(_:to:)``).
+    private(set) var names = NameCounts()
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
     /// Set when a change that re-indexed the room was undone (``Coordinator/fail(after:)``): the
@@ -38,6 +43,28 @@ final class RoomRuntime {
         self.saved = room.state
         self.submitted = room.state
         self.pageLines = PageLineTemplate(room: room.name)
+    }
+
+    /// Makes `session` a member, counting its name (a session already here changes nothing).
+    func admit(_ session: Session) {
+        guard members[session.id] == nil else { return }
+        members[session.id] = session
+        names.add(session.name)
+    }
+
+    /// Removes `session` from the members, freeing its name here once nobody else holds it
+    /// (a session not here changes nothing).
+    func release(_ session: Session) {
+        guard members[session.id] != nil else { return }
+        members[session.id] = nil
+        names.remove(session.name)
+    }
+
+    /// Renames `session`, a member, to `name`, and counts the new name in place of the old.
+    /// (The caller has checked ``UniqueNames/mayRename(to:from:in:)`` against ``names``.)
+    func rename(_ session: Session, to name: String) {
+        if members[session.id] != nil { names.rename(session.name, to: name) }
+        session.name = name
     }
 
     /// The room's `PAGE` line for its state now (``Wire/event(room:_:)``'s bytes).
