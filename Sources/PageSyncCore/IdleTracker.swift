@@ -38,15 +38,19 @@ public struct IdleTracker: Sendable {
     /// The connections idle for at least the timeout at `now`, oldest id first; they are
     /// no longer tracked. Connections for which `isOpen` is false are dropped silently.
     public mutating func expire(now: UInt64, isOpen: (Int) -> Bool) -> [Int] {
+        // Removed after the walk: removing while iterating would copy the whole dictionary
+        // (the iterator holds a reference to its storage) on every sweep that drops anything.
         var due: [Int] = []
+        var closed: [Int] = []
         for (connection, last) in lastActive {
             if !isOpen(connection) {
-                lastActive[connection] = nil
+                closed.append(connection)
             } else if now >= last && now - last >= timeoutMilliseconds {
                 due.append(connection)
-                lastActive[connection] = nil
             }
         }
+        for connection in closed { lastActive[connection] = nil }
+        for connection in due { lastActive[connection] = nil }
         return due.sorted()
     }
 }

@@ -78,6 +78,31 @@ import PageSyncCore
         #expect(t.expire(now: 1600) { _ in true } == [2, 3], "the adopted ones are idle from the adoption")
     }
 
+    @Test("a removed connection is never reported, however long it stays quiet, and is no longer tracked")
+    func removedConnectionIsNeverReported() {
+        var t = IdleTracker(timeoutMilliseconds: 10)
+        for id in 1...5 { t.active(id, now: 0) }
+        t.remove(3)
+        #expect(t.count == 4, "remove stops tracking at once, not at the next sweep")
+        #expect(t.expire(now: 5) { _ in true } == [])
+        #expect(t.expire(now: 10_000) { _ in true } == [1, 2, 4, 5])
+        #expect(t.count == 0)
+        // Removing an untracked connection changes nothing.
+        t.remove(3)
+        t.active(6, now: 20_000)
+        t.remove(7)
+        #expect(t.expire(now: 20_010) { _ in true } == [6])
+    }
+
+    @Test("closed and due connections in one sweep: the due ones are reported in id order, both are dropped")
+    func closedAndDueInOneSweep() {
+        var t = IdleTracker(timeoutMilliseconds: 10)
+        for id in (1...40).reversed() { t.active(id, now: id <= 20 ? 0 : 50) }
+        #expect(t.expire(now: 10) { $0 > 20 || $0 % 2 == 0 } == Array(stride(from: 2, through: 20, by: 2)))
+        #expect(t.count == 20, "the 20 recent ones remain; 1...20 are dropped, closed or due")
+        #expect(t.expire(now: 60) { _ in true } == Array(21...40))
+    }
+
     @Test func manyExpireInIdOrder() {
         var t = IdleTracker(timeoutMilliseconds: 5)
         for id in (1...50).reversed() { t.active(id, now: 0) }
