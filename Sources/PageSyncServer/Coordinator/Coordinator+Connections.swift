@@ -196,6 +196,10 @@ extension Coordinator {
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).
         authLimiter.connectionClosed(session.id)
+        // Ids are never reused either: a closed connection would otherwise stay in each sweep's
+        // walk until that sweep noticed it was closed.
+        idleTracker.remove(session.id)
+        handshakeTracker.remove(session.id)
     }
 
     // MARK: - Idle connections
