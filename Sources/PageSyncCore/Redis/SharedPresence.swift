@@ -50,12 +50,33 @@ public enum PresenceRules {
 }
 
 /// What one daemon last told Redis about its members, and what it must send next.
+///
+/// A room's member lines are built only when its *presence revision* moved: a number the
+/// owner changes whenever the lines could have changed (a member joined or left, or changed
+/// its name or control flag) and never otherwise. A room whose revision stands still costs
+/// O(1) per tick, however many members it has: nothing is built or compared, and a
+/// heartbeat sends what was sent last, as it is.
 public struct PresenceTracker: Equatable, Sendable {
     /// The member lines last sent per room (a room with no entry: nothing sent, or cleared).
     public private(set) var sent: [String: [String]] = [:]
+    /// Each room's presence revision when its lines were last built.
+    private var built: [String: UInt64] = [:]
 
     /// An empty tracker: nothing sent yet.
     public init() {}
+
+    /// The lines to send for `room` now, or nil when nothing need be sent, with `lines`
+    /// called (to build the room's member lines) only when `revision` differs from the one
+    /// given when they were last built, or none was. Rebuilt lines follow
+    /// ``due(room:lines:heartbeat:)``; with the revision unchanged, a heartbeat sends the
+    /// lines last sent for the room (if any) again, and any other tick sends nothing.
+    public mutating func due(room: String, revision: UInt64, heartbeat: Bool, lines: () -> [String]) -> [String]? {
+        if built[room] == revision {
+            return heartbeat ? sent[room] : nil
+        }
+        built[room] = revision
+        return due(room: room, lines: lines(), heartbeat: heartbeat)
+    }
 
     /// The lines to send for `room` now, or nil when nothing need be sent: a list that
     /// changed is sent (an empty one clears this daemon's entry); on a heartbeat an unchanged
@@ -68,10 +89,11 @@ public struct PresenceTracker: Equatable, Sendable {
     }
 
     /// Shutdown: the rooms whose entries must be cleared (sent non-empty), in name order;
-    /// afterwards nothing counts as sent.
+    /// afterwards nothing counts as sent or built.
     public mutating func leaving() -> [String] {
         let rooms = sent.filter { !$0.value.isEmpty }.keys.sorted()
         sent.removeAll()
+        built.removeAll()
         return rooms
     }
 }

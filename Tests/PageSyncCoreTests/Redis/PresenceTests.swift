@@ -89,6 +89,97 @@ import PageSyncCore
     }
 }
 
+@Suite struct PresenceTrackerRevisionTests {
+    @Test("a room's lines are built only when its revision moved; a still room costs nothing but its heartbeat")
+    func buildsOnlyWhenTheRevisionMoved() {
+        var t = PresenceTracker()
+        var builds = 0
+        let ann = ["ann control=no"]
+        func due(_ revision: UInt64, _ lines: [String], heartbeat: Bool) -> [String]? {
+            t.due(room: "r", revision: revision, heartbeat: heartbeat) { builds += 1; return lines }
+        }
+        #expect(due(1, ann, heartbeat: false) == ann)
+        #expect(builds == 1)
+        // Unchanged: no build, nothing sent; a heartbeat sends what was sent last.
+        #expect(due(1, ann, heartbeat: false) == nil)
+        #expect(due(1, ann, heartbeat: true) == ann)
+        #expect(due(1, ann, heartbeat: false) == nil)
+        #expect(builds == 1)
+        // Moved: built again and sent because it differs.
+        #expect(due(2, ann + ["bob control=no"], heartbeat: false) == ann + ["bob control=no"])
+        #expect(builds == 2)
+        // Moved with the same lines (a rename and back): built, not sent until a heartbeat.
+        #expect(due(3, ann + ["bob control=no"], heartbeat: false) == nil)
+        #expect(builds == 3)
+        #expect(due(3, [], heartbeat: true) == ann + ["bob control=no"], "the heartbeat resends the lines last sent, without building")
+        #expect(builds == 3)
+        #expect(t.sent == ["r": ann + ["bob control=no"]])
+    }
+
+    @Test func aMovedRevisionOnAHeartbeatSendsTheNewLinesOnce() {
+        var t = PresenceTracker()
+        _ = t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] }
+        #expect(t.due(room: "r", revision: 2, heartbeat: true) { ["ann control=yes"] } == ["ann control=yes"])
+        #expect(t.due(room: "r", revision: 2, heartbeat: false) { Issue.record("built again"); return [] } == nil)
+    }
+
+    @Test("an emptied room is cleared once and never refreshed; a room that never had members sends nothing")
+    func emptiedRoom() {
+        var t = PresenceTracker()
+        _ = t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] }
+        #expect(t.due(room: "r", revision: 2, heartbeat: false) { [] } == [])
+        #expect(t.due(room: "r", revision: 2, heartbeat: true) { [] } == nil)
+        #expect(t.due(room: "empty", revision: 0, heartbeat: true) { [] } == nil)
+        #expect(t.due(room: "empty", revision: 0, heartbeat: true) { Issue.record("built again"); return [] } == nil)
+        #expect(t.sent.isEmpty)
+    }
+
+    @Test func roomsKeepTheirRevisionsApart() {
+        var t = PresenceTracker()
+        var built: [String] = []
+        for room in ["a", "b"] { _ = t.due(room: room, revision: 5, heartbeat: false) { built.append(room); return ["x control=no"] } }
+        _ = t.due(room: "a", revision: 5, heartbeat: false) { built.append("a"); return ["x control=no"] }
+        _ = t.due(room: "b", revision: 6, heartbeat: false) { built.append("b"); return ["x control=no"] }
+        #expect(built == ["a", "b", "b"])
+    }
+
+    @Test("after leaving nothing counts as built: the same revision builds and sends again")
+    func leavingForgetsRevisions() {
+        var t = PresenceTracker()
+        _ = t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] }
+        #expect(t.leaving() == ["r"])
+        #expect(t == PresenceTracker())
+        #expect(t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] } == ["ann control=no"])
+    }
+
+    @Test("with revisions that move whenever the lines change, it sends exactly what building every tick would (random runs)")
+    func agreesWithBuildingEveryTick() {
+        var rng = SeededGenerator(seed: 42)
+        let names = ["ann", "bob", "cy", "dee"]
+        for _ in 0..<200 {
+            var byRevision = PresenceTracker()
+            var everyTick = PresenceTracker()
+            var lines: [String] = []
+            var revision: UInt64 = UInt64(rng.next() % 3)
+            for tick in 1...60 {
+                switch rng.next() % 4 {
+                case 0:
+                    // A change, possibly to the same lines (a rename and back in one tick).
+                    revision += 1 + rng.next() % 2
+                    let count = Int(rng.next() % 4)
+                    lines = (0..<count).map { _ in "\(names[Int(rng.next() % 4)]) control=\(rng.next() % 2 == 0 ? "yes" : "no")" }
+                default: break
+                }
+                let heartbeat = PresenceRules.isHeartbeat(tick: tick)
+                let current = lines
+                #expect(byRevision.due(room: "r", revision: revision, heartbeat: heartbeat) { current }
+                        == everyTick.due(room: "r", lines: current, heartbeat: heartbeat))
+                #expect(byRevision.sent == everyTick.sent)
+            }
+        }
+    }
+}
+
 @Suite struct LateLoadTests {
     private func saved(page: Int, version: UInt64, doc: String, epoch: UInt64, by: String? = nil) -> SavedRoom {
         SavedRoom(room: "talk", page: PageNumber(page)!, version: version, by: by, doc: doc, epoch: Epoch(epoch))
