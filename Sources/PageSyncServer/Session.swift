@@ -17,14 +17,20 @@ final class Session {
     let connection: any StreamConnection
     let id: Int
     /// The client's name: changed only through ``RoomRuntime/rename(_:to:)``, which keeps the
-    /// room's count of names (``RoomRuntime/names``) in step.
-    var name: String
+    /// room's count of names (``RoomRuntime/names``) in step; a change is reported to its room
+    /// (its presence lines show it).
+    var name: String {
+        didSet { if name != oldValue { runtime.memberDetailsChanged() } }
+    }
     @exclusivity(unchecked) var framer: LineFramer
     /// The room this client is in (rooms live as long as the coordinator; its member set
     /// holds this session until ``Coordinator/forget(_:)``).
     var runtime: RoomRuntime
-    /// Whether this client may turn pages in its room.
-    var control: Bool
+    /// Whether this client may turn pages in its room; a change is reported to its room (its
+    /// presence lines show it).
+    var control: Bool {
+        didSet { if control != oldValue { runtime.memberDetailsChanged() } }
+    }
     /// Whether the session is in the coordinator's flush list.
     var flushQueued = false
     /// Whether the session is in the coordinator's list of input to resume.

@@ -260,6 +260,48 @@ import Testing
         }
     }
 
+    @Test("NAME, AUTH and JOIN on one daemon reach another daemon's WHO: each changes what the room's members look like there")
+    func presenceFollowsNameAuthAndJoin() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            try workspace.write("talk.txt", Self.doc)
+            try workspace.write("notes.txt", Self.doc)
+            var ds: [Daemon] = []
+            for i in 0..<2 {
+                ds.append(try await workspace.startDaemon(documents: ["talk.txt", "notes.txt"], arguments: [
+                    "--redis", redis.url, "--redis-prefix", "p\(ProcessInfo.processInfo.processIdentifier):",
+                    "--state-dir", workspace.url("s\(i)").path, "--token", "s3cret"]))
+            }
+            let (a, _) = try await ds[0].join()
+            let (b, _) = try await ds[1].join()
+            /// b's WHO, asked until `done` holds for its lines (members are shared about once a second).
+            func whoAtB(until done: ([String]) -> Bool) async throws -> [String] {
+                var who = try await b.command("WHO")
+                let start = ContinuousClock.now
+                while !done(who.lines) && ContinuousClock.now - start < .seconds(10) {
+                    try await Task.sleep(for: .milliseconds(100))
+                    who = try await b.command("WHO")
+                }
+                return who.lines
+            }
+            // Both listed first, so the rename below is a change to a list already shared.
+            var lines = try await whoAtB { $0.count == 2 }
+            #expect(lines.count == 2, "a reached b: \(lines)")
+            try await a.ok("NAME ann")
+            lines = try await whoAtB { $0.contains("ann control=no you=no") }
+            #expect(lines.contains("ann control=no you=no"), "a's new name reached b: \(lines)")
+            try await a.ok("AUTH s3cret")
+            lines = try await whoAtB { $0.contains("ann control=yes you=no") }
+            #expect(lines.contains("ann control=yes you=no"), "a's control reached b: \(lines)")
+            try await a.ok("JOIN notes")
+            lines = try await whoAtB { !$0.contains { $0.hasPrefix("ann ") } }
+            #expect(lines.count == 1 && !lines.contains { $0.hasPrefix("ann ") }, "a left talk at b: \(lines)")
+            try await b.ok("JOIN notes")
+            lines = try await whoAtB { $0.contains("ann control=no you=no") }
+            #expect(lines.contains("ann control=no you=no") && lines.count == 2, "a is in notes, its control reset by JOIN: \(lines)")
+        }
+    }
+
     @Test("one daemon killed: the others keep working, and its clients leave WHO within 30 s")
     func oneDaemonKilled() async throws {
         try await withWorkspace { workspace in

@@ -80,4 +80,21 @@ private func byID(_ set: MemberSet<Member>) -> [Int: String] {
         #expect(set.count == reference.count)
         #expect(Set(set.keys).count == set.count, "no id twice")
     }
+
+    @Test("the revision moves with every member added, replaced or removed, and only then")
+    func revisionMovesWithMembership() {
+        var set = MemberSet<Member>()
+        #expect(set.revision == 0)
+        set[1] = Member("a")
+        set[2] = Member("b")
+        #expect(set.revision == 2)
+        _ = set[1]
+        _ = set.elements
+        set[7] = nil
+        #expect(set.revision == 2, "reading, or removing a member that is not there, changes nothing")
+        set[1] = Member("a2")
+        #expect(set.revision == 3, "a replacement is a change")
+        set[2] = nil
+        #expect(set.revision == 4)
+    }
 }

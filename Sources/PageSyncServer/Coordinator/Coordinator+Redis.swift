@@ -111,12 +111,14 @@ extension Coordinator {
     }
 
     /// Sends each room's members when they changed, and all of them on a heartbeat
-    /// (``PresenceTracker``'s rules).
+    /// (``PresenceTracker``'s rules). A room's lines are built only when its
+    /// ``RoomRuntime/presenceRevision`` moved since they last were.
     private func sharePresence(heartbeat: Bool) {
         guard let authority, authority.isAvailable else { return }
         for name in roomOrder {
             guard let runtime = rooms[name] else { continue }
-            if let lines = shared.presence.due(room: name, lines: presenceLines(runtime), heartbeat: heartbeat) {
+            if let lines = shared.presence.due(room: name, revision: runtime.presenceRevision, heartbeat: heartbeat,
+                                               lines: { presenceLines(runtime) }) {
                 authority.publishMembers(room: name, lines: lines)
             }
         }

@@ -12,6 +12,9 @@ package struct MemberSet<Member: AnyObject> {
     private var ids: ContiguousArray<Int> = []
     /// Where each id's member sits in ``elements``.
     private var positions: [Int: Int] = [:]
+    /// Grows by one with each member added, replaced or removed, and never changes otherwise:
+    /// equal revisions mean the same members.
+    package private(set) var revision: UInt64 = 0
 
     /// An empty set.
     package init() {}
@@ -41,6 +44,7 @@ package struct MemberSet<Member: AnyObject> {
     }
 
     private mutating func insert(_ member: Member, id: Int) {
+        revision &+= 1
         if let position = positions[id] {
             elements[position] = member
             return
@@ -52,6 +56,7 @@ package struct MemberSet<Member: AnyObject> {
 
     private mutating func remove(id: Int) {
         guard let position = positions.removeValue(forKey: id) else { return }
+        revision &+= 1
         let last = elements.count - 1
         if position != last {
             elements[position] = elements[last]

@@ -18,6 +18,8 @@ final class RoomRuntime {
     /// ask it whether a name is taken instead of walking the room. Changed only together with
     /// ``members`` or a member's name (``rename(_:to:)``).
     private(set) var names = NameCounts()
+    /// Grows with each change of a member's name or control flag (``Session`` reports them).
+    private(set) var memberDetailsRevision: UInt64 = 0
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
     /// Set when a change that re-indexed the room was undone (``Coordinator/fail(after:)``): the
@@ -65,6 +67,17 @@ final class RoomRuntime {
     func rename(_ session: Session, to name: String) {
         if members[session.id] != nil { names.rename(session.name, to: name) }
         session.name = name
+    }
+
+    /// Moves whenever the room's presence lines (its members' names and control flags) may
+    /// have changed, and only then: the sum of two counters that only grow, the members'
+    /// (``MemberSet/revision``) and their details' (``memberDetailsRevision``). For
+    /// ``PresenceTracker``.
+    var presenceRevision: UInt64 { members.revision &+ memberDetailsRevision }
+
+    /// A member's name or control flag changed.
+    func memberDetailsChanged() {
+        memberDetailsRevision &+= 1
     }
 
     /// The room's `PAGE` line for its state now (``Wire/event(room:_:)``'s bytes).
