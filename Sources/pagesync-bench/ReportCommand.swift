@@ -341,7 +341,9 @@ struct ReportCommand: ParsableCommand {
         for run in runs { for (_, values) in run { keys.formUnion(values.keys.filter { $0.metric.hasPrefix("durable_") }) } }
         guard !keys.isEmpty else { return }
         let preferred = durableColumns.split(separator: ",").map(String.init)
-        let columns = preferred.filter { labels.contains($0) }
+        // A durable-only target (redis-always) appears in the durable rows alone.
+        let present = Set(labels).union(runs.flatMap(\.keys))
+        let columns = preferred.filter { present.contains($0) }
         let pairs: [(String, String)] = durableRatios.split(separator: ",").compactMap { pair in
             let parts = pair.split(separator: "/").map(String.init)
             guard parts.count == 2, columns.contains(parts[0]), columns.contains(parts[1]) else { return nil }
@@ -365,8 +367,10 @@ struct ReportCommand: ParsableCommand {
             for (a, b) in pairs { row += " \(ratio(runs, a, b, key)) |" }
             print(row)
         }
+        // Rounds are per client count, so a row has as many figures as the rounds of its count.
+        let perRow = keys.map { key in runs.filter { run in run.values.contains { $0[key] != nil } }.count }.max() ?? 0
         print("")
-        print("Medians over \(runs.count) \(unit)(s); each ratio is computed within one \(unit), then the median is taken.")
+        print("Medians over \(perRow) \(unit)(s) per row; each ratio is computed within one \(unit), then the median is taken.")
     }
 
     static func show(_ value: Double) -> String {

@@ -70,20 +70,29 @@ struct BenchReportTests {
         var rounds: [String] = []
         for (i, (ours, theirs)) in [(80.0, 100.0), (110.0, 110.0), (120.0, 100.0)].enumerated() {
             let url = workspace.url("durable-1-20-\(i + 1).tsv")
-            try Self.rows([("pagesyncd", "durable_cps", 20, ours), ("redis", "durable_cps", 20, theirs)])
+            try Self.rows([("pagesyncd", "durable_cps", 20, ours), ("redis", "durable_cps", 20, theirs),
+                           ("pagesyncd-always", "durable_cps", 20, ours / 2), ("redis-always", "durable_cps", 20, theirs / 4)])
                 .write(to: url, atomically: true, encoding: .utf8)
+            rounds.append(url.path)
+        }
+        // Rounds of another client count are files of their own: they do not add to the 3 above.
+        for i in 0..<2 {
+            let url = workspace.url("durable-1-1-\(i + 1).tsv")
+            try Self.rows([("pagesyncd", "durable_cps", 1, 30), ("redis", "durable_cps", 1, 10)]).write(to: url, atomically: true, encoding: .utf8)
             rounds.append(url.path)
         }
         let result = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", run.path, "--durable-rounds"] + rounds)
         #expect(result.status == 0, "\(result.output)")
-        // Columns: pagesyncd, redis, then pagesyncd/redis.
+        // Columns: pagesyncd, pagesyncd-always, redis, redis-always (only in the rounds), then
+        // pagesyncd/redis and pagesyncd-always/redis-always.
         let cps = try #require(Self.cells(of: "durable changes/s, 20 clients", in: result.output), "\(result.output)")
-        #expect(cps == ["110", "100", "1.00"])
-        #expect(result.output.contains("Medians over 3 round(s); each ratio is computed within one round"))
+        #expect(cps == ["110", "55", "100", "25", "1.00", "2.00"])
+        #expect(Self.cells(of: "durable changes/s, 1 client", in: result.output) == ["30", "–", "10", "–", "3.00", "–"])
+        #expect(result.output.contains("Medians over 3 round(s) per row; each ratio is computed within one round"))
         // Without rounds the durable table comes from the runs, as before.
         let plain = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", run.path])
         #expect(Self.cells(of: "durable changes/s, 20 clients", in: plain.output)?.first == "5", "\(plain.output)")
-        #expect(plain.output.contains("Medians over 1 run(s); each ratio is computed within one run"))
+        #expect(plain.output.contains("Medians over 1 run(s) per row; each ratio is computed within one run"))
     }
 
     @Test("interleaved rows get a table of their own: pooled p50/p90/p99 and first follower per target, ratios to redis and the floor")
