@@ -100,14 +100,25 @@ struct BackpressureTests {
                 #expect(stalledRSS - baseline < 6 * 1024, "RSS grew from \(baseline) KiB to \(stalledRSS) KiB with 4 clients not reading")
             }
             #expect(try await bystander.command("PING still-here").header.raw == "OK PONG still-here")
-            // Nothing was lost: each gets a PONG for every PING, then the end marker.
-            for flooder in flooders {
-                try await flooder.sendWhileReading(Array("PING end\n".utf8))
-                for i in 0..<count {
-                    let line = try await flooder.readLine()
-                    guard line == "OK PONG" else { throw HarnessError("\(flooder.label): reply \(i) of \(count): \(line.debugDescription)") }
+            // Nothing was lost: each gets a PONG for every PING, then the end marker. All four
+            // read at once: one left at a zero receive window while the others are read first
+            // (tens of seconds on a busy machine) can wait out TCP's zero-window probe, which
+            // backs off to tens of seconds (a 15 s read timed out so once, in a full-suite run).
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for flooder in flooders {
+                    group.addTask {
+                        try await flooder.sendWhileReading(Array("PING end\n".utf8))
+                        for i in 0..<count {
+                            let line = try await flooder.readLine()
+                            guard line == "OK PONG" else {
+                                throw HarnessError("\(flooder.label): reply \(i) of \(count): \(line.debugDescription)")
+                            }
+                        }
+                        let end = try await flooder.readLine()
+                        guard end == "OK PONG end" else { throw HarnessError("\(flooder.label): last reply \(end.debugDescription)") }
+                    }
                 }
-                #expect(try await flooder.readLine() == "OK PONG end")
+                try await group.waitForAll()
             }
         }
     }
