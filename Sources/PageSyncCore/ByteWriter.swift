@@ -99,20 +99,63 @@ package struct ByteWriter {
     }
 
     /// Appends `value` in decimal, as `String(value)` would (at most 20 bytes).
+    ///
+    /// Two digits per division, from a table of the hundred pairs, into a length worked out
+    /// first from the bit length (three numbers of every change, so this is on the hot path).
     package mutating func decimal(_ value: UInt64) {
-        var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
+        let digits = Self.decimalDigits(value)
         var at = claim(digits) + digits
-        rest = value
-        repeat {
-            at -= 1
-            at.pointee = UInt8(truncatingIfNeeded: rest % 10) &+ UInt8(ascii: "0")
-            rest /= 10
-        } while rest != 0
+        var rest = value
+        Self.digitPairs.withUTF8Buffer { pairs in
+            while rest >= 100 {
+                let quotient = rest / 100
+                let pair = Int(truncatingIfNeeded: rest &- quotient &* 100) &* 2
+                at -= 2
+                at[0] = pairs[pair]
+                at[1] = pairs[pair &+ 1]
+                rest = quotient
+            }
+            if rest >= 10 {
+                let pair = Int(truncatingIfNeeded: rest) &* 2
+                at -= 2
+                at[0] = pairs[pair]
+                at[1] = pairs[pair &+ 1]
+            } else {
+                (at - 1).pointee = UInt8(truncatingIfNeeded: rest) &+ UInt8(ascii: "0")
+            }
+        }
+    }
+
+    /// "00" to "99", each pair at twice its value.
+    private static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
+    }
+
+    /// The number of decimal digits of `value` (1 for 0): an estimate from its bit length
+    /// (log10(2) is about 1233 / 4096), then one comparison with the power of ten it may reach.
+    @inline(__always)
+    package static func decimalDigits(_ value: UInt64) -> Int {
+        let bits = 64 &- value.leadingZeroBitCount
+        let estimate = (bits &* 1233) >> 12   // digits of 2^bits - 1, or one fewer
+        return max(1, estimate &+ (value >= powerOfTen(estimate) ? 1 : 0))
+    }
+
+    /// 10^`n` for `n` in 0...19.
+    @inline(__always)
+    private static func powerOfTen(_ n: Int) -> UInt64 {
+        var result: UInt64 = 1
+        var k = n
+        // At most 19 multiplications, and usually 4 or 5: cheaper than a global table's
+        // lazy initialization check.
+        while k > 0 {
+            result &*= 10
+            k &-= 1
+        }
+        return result
     }
 
     /// Appends `value` in decimal, negative values with a leading `-`, as `String(value)` would

@@ -75,6 +75,21 @@ import PageSyncCore
         for value: Int in [0, -1, 9, -10, 42, Int.max, Int.min] {
             #expect(Self.built { $0.decimal(value) } == Array(String(value).utf8))
         }
+        // Every digit count's edges (10^k - 1, 10^k, 10^k + 1) and every power of two's
+        // (the length is estimated from the bit length), then random values.
+        var edges: [UInt64] = [1, 2, 11, 55, 101]
+        var power: UInt64 = 1
+        for _ in 0...19 {
+            edges += [power - 1, power, power + 1]
+            if power <= UInt64.max / 10 { power *= 10 } else { break }
+        }
+        for bit in 0..<64 { edges += [(1 << bit) - 1, 1 << bit, (1 << bit) + 1] }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 { edges.append(generator.next() >> UInt64.random(in: 0..<64)) }
+        for value in edges {
+            #expect(Self.built { $0.decimal(value) } == Array(String(value).utf8), "\(value)")
+            #expect(ByteWriter.decimalDigits(value) == String(value).utf8.count, "\(value)")
+        }
         #expect(String(UInt64.max).utf8.count == WireLineBuilder.decimalCapacity)
         #expect(String(Int.min).utf8.count == WireLineBuilder.decimalCapacity)
         for value: UInt64 in [0, 0xf, 0xabc, 0x0123_4567_89ab_cdef, UInt64.max] {
