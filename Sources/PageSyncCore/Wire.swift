@@ -56,14 +56,12 @@ public enum Wire {
         navigated(page: state.page, pageCount: state.pageCount, version: state.version)
     }
 
-    /// ``navigated(_:)`` from the three numbers alone: what the coordinator calls, so that no
+    /// ``navigated(_:)`` from the three numbers alone (``NavigatedReply``'s bytes), so that no
     /// state is copied (a room's `state` read out of a class is copied, its strings retained
     /// and released).
     package static func navigated(page: PageNumber, pageCount: Int, version: UInt64) -> ByteLine {
-        WireLineBuilder.byteLine(capacity: 3 + positionCapacity) { out in
-            out.ascii("OK ")
-            appendPosition(page: page, pageCount: pageCount, version: version, to: &out)
-        }
+        let reply = NavigatedReply(page: page, pageCount: pageCount, version: version)
+        return ByteLine.write(capacity: NavigatedReply.capacity) { reply.write(to: &$0) }
     }
 
     /// `OK room= page= pages= version= by= doc= epoch= wrap= control= clients=`: the reply to `STATUS`.

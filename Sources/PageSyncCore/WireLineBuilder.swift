@@ -29,7 +29,8 @@ package struct WireLineBuilder {
         ByteWriter.bytes(capacity: capacity) { fill(&$0, body) }
     }
 
-    private static func build(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
+    /// Writes what `body` builds, then the LF, into `writer`.
+    static func build(_ writer: inout ByteWriter, _ body: (inout WireLineBuilder) -> Void) {
         fill(&writer, body)
         writer.byte(0x0A)
     }

@@ -110,5 +110,25 @@ import PageSyncCore
         // Only page= and pages= (positive Ints, at most 19 digits) leave room unused.
         #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2)
         #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).bytes.count == 2)
+        #expect(NavigatedReply(state).bytes == Wire.navigated(state).bytes)
+        #expect(NavigatedReply.capacity == 3 + Wire.positionCapacity + 1)
+    }
+
+    /// A navigation's OK held as numbers reads as the line it stands for: the same bytes
+    /// whether copied or lent, and a count that is exactly their number.
+    @Test func aNavigatedReplyIsTheOKLine() {
+        var cases: [(Int, Int, UInt64)] = [(1, 1, 0), (9, 10, 99), (10, 10, 100), (99, 100, 9_999_999_999), (Int.max, Int.max, .max)]
+        for _ in 0..<500 {
+            let count = max(1, Int.random(in: 1...Int.max) >> Int.random(in: 0..<63))
+            cases.append((Int.random(in: 1...count), count, UInt64.random(in: 0...UInt64.max) >> UInt64.random(in: 0..<64)))
+        }
+        for (page, count, version) in cases {
+            let reply = NavigatedReply(page: PageNumber(page)!, pageCount: count, version: version)
+            let expected = Array("OK page=\(page) pages=\(count) version=\(version)\n".utf8)
+            #expect(reply.bytes == expected)
+            #expect(reply.withUnsafeBytes { Array($0) } == expected)
+            #expect(reply.count == expected.count)
+            #expect(Wire.navigated(page: reply.page, pageCount: count, version: version).bytes == expected)
+        }
     }
 }

@@ -75,12 +75,12 @@ private func texts(_ lines: ArraySlice<(line: ByteLine, group: UInt64)>) -> [Str
 
     @Test func anythingBeforeTheSlotSendsItThroughTake() {
         var o = Outbox()
-        o.stage(.change(ByteLine.copying("OK page=2\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(NavigatedReply(page: PageNumber(2)!, pageCount: 2, version: 2)), group: 1, backedUp: false)
         o.offer(line("PAGE v2"), group: 1, backedUp: false)
         #expect(o.takeLatestAlone(settled: 1, backedUp: false) == nil, "the OK goes first")
         #expect(!o.isEmpty)
         let out = o.take(settled: 1, backedUp: false) { _ in [] }.map { String(decoding: $0, as: UTF8.self) }.joined()
-        #expect(out == "OK page=2\nPAGE v2\n")
+        #expect(out == "OK page=2 pages=2 version=2\nPAGE v2\n")
     }
 
     @Test func onlyAnEmptyOpenOutboxTakesALineDirectly() {

@@ -5,16 +5,18 @@ import PageSyncServer
 private func line(_ text: String) -> ByteLine { ByteLine.copying("\(text)\n".utf8) }
 private func text(_ chunks: [[UInt8]]) -> String { chunks.map { String(decoding: $0, as: UTF8.self) }.joined() }
 private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
+/// A navigation's OK at `version` (page 1 of 1): `OK page=1 pages=1 version=<version>`.
+private func ok(_ version: UInt64) -> NavigatedReply { NavigatedReply(page: .first, pageCount: 1, version: version) }
 
 @Suite struct OutboxTests {
     @Test func repliesLeaveInOrderOnceTheirGroupIsSettled() {
         var o = Outbox()
         o.stage(.bytes(Array("A\n".utf8)), group: 0, backedUp: false)
-        o.stage(.change(ByteLine.copying("OK 1\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(ok(1)), group: 1, backedUp: false)
         o.stage(.bytes(Array("B\n".utf8)), group: 1, backedUp: false)
         #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "A\n", "group 1 is not saved yet")
         #expect(o.waits(settled: 0))
-        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK 1\nB\n")
+        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1\nB\n")
         #expect(o.isEmpty && o.stagedBytes == 0 && !o.waits(settled: 1))
     }
 
@@ -47,24 +49,24 @@ private func noRender(_: DeferredReply) -> [UInt8] { Array("RENDERED\n".utf8) }
 
     @Test func theSlotWaitsForItsGroupAndForRepliesBeforeIt() {
         var o = Outbox()
-        o.stage(.change(ByteLine.copying("OK\n".utf8)), group: 2, backedUp: true)
+        o.stage(.change(ok(9)), group: 2, backedUp: true)
         o.offer(line("PAGE v9"), group: 2, backedUp: true)
         #expect(o.take(settled: 1, backedUp: false, render: noRender).isEmpty)
-        #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK\nPAGE v9\n")
+        #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=9\nPAGE v9\n")
     }
 
     @Test func aFailedGroupTurnsItsOKIntoTheErrorAndDropsItsEvents() {
         var o = Outbox()
-        o.stage(.change(ByteLine.copying("OK v1\n".utf8)), group: 1, backedUp: false)
+        o.stage(.change(ok(1)), group: 1, backedUp: false)
         o.offer(line("PAGE v1"), group: 1, backedUp: false)
-        o.stage(.change(ByteLine.copying("OK v2\n".utf8)), group: 2, backedUp: false)  // moves PAGE v1 ahead
+        o.stage(.change(ok(2)), group: 2, backedUp: false)  // moves PAGE v1 ahead
         o.offer(line("PAGE v2"), group: 2, backedUp: false)
         o.stage(.bytes(Array("PONG\n".utf8)), group: 2, backedUp: false)   // moves PAGE v2 ahead
         o.offer(line("PAGE v3"), group: 3, backedUp: false)
         let droppedSlot = o.fail(after: 1, errorLine: Array("ERR 507\n".utf8))
         #expect(droppedSlot)
-        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK v1\nPAGE v1\nERR 507\nPONG\n")
-        #expect(o.isEmpty)
+        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1\nPAGE v1\nERR 507\nPONG\n")
+        #expect(o.isEmpty && o.stagedBytes == 0, "the error replaced the OK in the byte count too")
     }
 
     @Test func deferredRepliesAreRenderedWhenTheyLeave() {

@@ -148,10 +148,10 @@ extension Coordinator {
         case .success(.moved):
             // The OK goes before the PAGE, and both wait for the group the change joins.
             markChanged(runtime)
-            stage(session, .change(runtime.navigatedLine()))
+            stage(session, .change(runtime.navigatedReply))
             roomChanged(runtime)
         case .success(.unchanged):
-            stage(session, .change(runtime.navigatedLine()))
+            stage(session, .change(runtime.navigatedReply))
         case .failure(let error):
             stage(session, reporting: .navigationError(error, room: runtime.room.name))
         }

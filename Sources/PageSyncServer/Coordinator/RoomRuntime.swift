@@ -85,9 +85,10 @@ final class RoomRuntime {
         pageLines.line(room.state)
     }
 
-    /// The `OK` of a navigation that left the room in its state now (``Wire/navigated(_:)``).
-    func navigatedLine() -> ByteLine {
-        Wire.navigated(page: room.state.page, pageCount: room.state.pageCount, version: room.state.version)
+    /// The `OK` of a navigation that left the room in its state now (``Wire/navigated(_:)``),
+    /// from the three numbers alone: reading `room.state` whole would copy it.
+    var navigatedReply: NavigatedReply {
+        NavigatedReply(page: room.state.page, pageCount: room.state.pageCount, version: room.state.version)
     }
 
     var snapshot: RoomSnapshot {

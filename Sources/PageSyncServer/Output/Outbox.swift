@@ -24,12 +24,15 @@ package enum DeferredReply: Equatable {
 package enum OutboxChunk {
     case bytes([UInt8])
     case line(ByteLine)
+    /// A navigation's `OK`, written out as it leaves.
+    case navigated(NavigatedReply)
 
     /// The number of bytes.
     package var count: Int {
         switch self {
         case .bytes(let b): b.count
         case .line(let line): line.count
+        case .navigated(let reply): reply.count
         }
     }
 
@@ -38,6 +41,7 @@ package enum OutboxChunk {
         switch self {
         case .bytes(let b): try b.withUnsafeBytes(body)
         case .line(let line): try line.withUnsafeBytes(body)
+        case .navigated(let reply): try reply.withUnsafeBytes(body)
         }
     }
 
@@ -46,6 +50,7 @@ package enum OutboxChunk {
         switch self {
         case .bytes(let b): b
         case .line(let line): line.bytes
+        case .navigated(let reply): reply.bytes
         }
     }
 }
@@ -58,8 +63,9 @@ package enum OutboxChunk {
 package enum OutboxItem {
     /// A reply that reports no room state (PONG, TEXT, WHO, most errors).
     case bytes([UInt8])
-    /// The `OK` for a change: becomes `ERR 507` if the change could not be saved.
-    case change(ByteLine)
+    /// The `OK` for a change: becomes `ERR 507` if the change could not be saved. Numbers,
+    /// not bytes, so that the reply of every change allocates nothing.
+    case change(NavigatedReply)
     /// A room's state line, kept for a client that keeps up: encoded once, and the same line
     /// (shared, not copied) for every client it goes to.
     case event(ByteLine)
@@ -77,7 +83,8 @@ package enum OutboxItem {
     package var byteCount: Int {
         switch self {
         case .bytes(let b), .state(let b, _): b.count
-        case .change(let line), .event(let line): line.count
+        case .change(let reply): reply.count
+        case .event(let line): line.count
         case .deferred, .pending: 128
         case .text(_, let size): size
         }
@@ -190,8 +197,8 @@ package struct Outbox {
         for i in items.indices where items[i].group > after {
             items[i].group = after
             switch items[i].item {
-            case .change(let line):
-                stagedBytes += errorLine.count - line.count
+            case .change(let reply):
+                stagedBytes += errorLine.count - reply.count
                 items[i].item = .bytes(errorLine)
             case .event(let line):
                 stagedBytes -= line.count
@@ -243,7 +250,9 @@ package struct Outbox {
                     takenPending += 1
                 case .bytes(let b), .state(let b, _):
                     if !b.isEmpty { out.append(.bytes(b)) }
-                case .change(let line), .event(let line):
+                case .change(let reply):
+                    out.append(.navigated(reply))
+                case .event(let line):
                     out.append(.line(line))
                 case .deferred(let reply):
                     out.append(.bytes(render(reply)))
