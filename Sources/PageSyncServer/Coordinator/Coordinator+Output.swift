@@ -207,9 +207,12 @@ extension Coordinator {
         for runtime in changedThisTurn {
             runtime.changedThisTurn = false
             let after = runtime.room.state
-            changes.append(PendingGroup.Change(room: runtime, before: runtime.submitted, after: after))
+            // The state submitted before is swapped out, not copied: one copy (its strings
+            // retained and released) fewer per change.
+            var before = after
+            swap(&before, &runtime.submitted)
             records.append(SavedRoom(room: runtime.room.name, state: after))
-            runtime.submitted = after
+            changes.append(PendingGroup.Change(room: runtime, before: before, after: after))
         }
         changedThisTurn.removeAll(keepingCapacity: true)
         pendingGroups.append(PendingGroup(id: group, changes: changes))
