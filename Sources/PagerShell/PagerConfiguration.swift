@@ -85,6 +85,11 @@ public struct PagerConfiguration: Sendable {
     public var tlsCAFile: String?
     /// `--tls-insecure`: do not verify the server's certificate at all (testing only).
     public var tlsInsecure = false
+    /// `--tls-cert`: the client certificate (PEM chain) shown to a server that asks for one;
+    /// set together with ``tlsKeyFile`` (``clientCertificateProblem(certificateFile:keyFile:)``).
+    public var tlsCertificateFile: String?
+    /// `--tls-key`: the private key (PEM) of ``tlsCertificateFile``.
+    public var tlsKeyFile: String?
     /// `--markdown` (true) / `--plain` (false): how pages are shown (nil, the default: markdown for
     /// documents named `.md` or `.markdown`).
     public var markdown: Bool?
@@ -105,6 +110,16 @@ public struct PagerConfiguration: Sendable {
 }
 
 extension PagerConfiguration {
+    /// Why `--tls-cert` and `--tls-key` cannot be used as given (nil: they can): one without
+    /// the other.
+    public static func clientCertificateProblem(certificateFile: String?, keyFile: String?) -> String? {
+        switch (certificateFile, keyFile) {
+        case (nil, nil), (_?, _?): nil
+        case (_?, nil): "--tls-cert needs --tls-key: the private key of the certificate"
+        case (nil, _?): "--tls-key needs --tls-cert: the certificate the key belongs to"
+        }
+    }
+
     /// Why `name` cannot be a client or room name on the wire (nil: it can), naming `option`:
     /// `--name "Ann Smith": names are 1-32 of A-Z a-z 0-9 . _ - (no spaces), for example Ann_Smith`.
     public static func nameProblem(_ name: String, option: String) -> String? {

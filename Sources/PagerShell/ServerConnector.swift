@@ -6,11 +6,14 @@ final class ServerConnector {
     private let server: PagerServerAddress
     private let tlsContext: TLSContext?
 
-    /// Reads the CA file when TLS is asked for. Throws a one-line ``TLSError``.
+    /// Reads the CA file, and the client certificate and key if given, when TLS is asked for.
+    /// Throws a one-line ``TLSError``.
     init(_ configuration: PagerConfiguration) throws(TLSError) {
         server = configuration.server
         if configuration.server.tls {
-            tlsContext = try TLSContext.client(caFile: configuration.tlsCAFile, verifyPeer: !configuration.tlsInsecure)
+            tlsContext = try TLSContext.client(caFile: configuration.tlsCAFile, verifyPeer: !configuration.tlsInsecure,
+                                               certificateFile: configuration.tlsCertificateFile,
+                                               keyFile: configuration.tlsKeyFile)
         } else {
             tlsContext = nil
         }

@@ -6,7 +6,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `pagesync [HOST:PORT | tls://HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow] [--tls-ca FILE]`: wiring only.
+/// `pagesync [HOST:PORT | tls://HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]`: wiring only.
 struct PageSync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pagesync",
@@ -55,6 +55,14 @@ struct PageSync: ParsableCommand {
     @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Trust the CA certificates in this PEM file instead of the system's (implies --tls).", valueName: "FILE"))
     var tlsCA: String?
 
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp(
+        "Present this PEM certificate (chain) to a server that asks for client certificates, with --tls-key (implies --tls).",
+        valueName: "FILE"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "FILE"))
+    var tlsKey: String?
+
     @Flag(name: .customLong("tls-insecure"), help: "Over TLS, do NOT verify the server's certificate (testing only: anyone on the path can read and change the session; a warning is printed).")
     var tlsInsecure = false
 
@@ -88,6 +96,9 @@ struct PageSync: ParsableCommand {
         if let name, let problem = PagerConfiguration.nameProblem(name, option: "--name") { throw ValidationError(problem) }
         if let room, let problem = PagerConfiguration.nameProblem(room, option: "--room") { throw ValidationError(problem) }
         if markdown && plain { throw ValidationError("--markdown and --plain: choose one") }
+        if let problem = PagerConfiguration.clientCertificateProblem(certificateFile: tlsCert, keyFile: tlsKey) {
+            throw ValidationError(problem)
+        }
         if let problem = TokenReader.problem(token: token, tokenFile: tokenFile, environment: ProcessInfoEnvironment.current) {
             throw ValidationError(problem)
         }
@@ -106,7 +117,7 @@ struct PageSync: ParsableCommand {
             case .failure(let error): throw ValidationError(error.description)
             }
         }
-        if tls || tlsCA != nil || tlsInsecure { address.tls = true }
+        if tls || tlsCA != nil || tlsInsecure || tlsCert != nil { address.tls = true }
         return address
     }
 
@@ -118,9 +129,11 @@ struct PageSync: ParsableCommand {
             printToStandardError("pagesync: \(problem)")
             throw ExitCode(2)
         }
-        let configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token,
+        var configuration = PagerConfiguration(server: try address(), room: room, name: name, token: token,
                                                followOnly: follow, tlsCAFile: tlsCA, tlsInsecure: tlsInsecure,
                                                markdown: markdown ? true : plain ? false : nil)
+        configuration.tlsCertificateFile = tlsCert
+        configuration.tlsKeyFile = tlsKey
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }

@@ -139,6 +139,46 @@ struct TLSTests {
         }
     }
 
+    @Test("the pager presents --tls-cert and --tls-key to a daemon with --tls-ca; without them, or with one refused, it says why in one line")
+    func pagerPresentsAClientCertificate() async throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let good = try certs.makeLeaf("client")
+        let expired = try certs.makeLeaf("expired-client", days: -1)
+        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        try await withDaemon(Self.fivePages, arguments: Self.tlsArguments(certs) + ["--tls-ca", certs.caFile]) { daemon, workspace in
+            let port = try await tlsPort(daemon)
+            let pager = try Binaries.path(of: "pagesync")
+            let server = ["tls://127.0.0.1:\(port)", "--tls-ca", certs.caFile]
+            let accepted = try await runPagerTestProcess(pager, server + ["--tls-cert", good.cert, "--tls-key", good.key], in: workspace)
+            #expect(accepted.status == 0, "\(accepted.output)")
+            #expect(accepted.output.contains("this is page 1"), "\(accepted.output)")
+            // --tls-cert alone implies TLS: the plain address is reached over TLS.
+            let implied = try await runPagerTestProcess(
+                pager, ["127.0.0.1:\(port)", "--tls-ca", certs.caFile, "--tls-cert", good.cert, "--tls-key", good.key], in: workspace)
+            #expect(implied.output.contains("this is page 1"), "\(implied.output)")
+
+            for (identity, reason) in [(nil, "the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)"),
+                                       (expired, "the server refused this client certificate: it has expired"),
+                                       (stranger, "the server does not trust this client certificate (its CA is not one the server knows)")] {
+                let arguments = server + (identity.map { ["--tls-cert", $0.cert, "--tls-key", $0.key] } ?? [])
+                let refused = try await runPagerTestProcess(pager, arguments, in: workspace)
+                #expect(refused.status != 0, "\(refused.output)")
+                #expect(refused.output.contains(reason), "\(refused.output)")
+                #expect(!refused.output.contains("this is page"), "\(refused.output)")
+                #expect(refused.output.split(separator: "\n").count == 1, "one line: \(refused.output)")
+            }
+
+            let alone = try await runPagerTestProcess(pager, server + ["--tls-cert", good.cert], in: workspace)
+            #expect(alone.status == 64, "\(alone.output)")
+            #expect(alone.output.contains("--tls-cert needs --tls-key: the private key of the certificate"), "\(alone.output)")
+            let mismatched = try await runPagerTestProcess(pager, server + ["--tls-cert", good.cert, "--tls-key", stranger.key], in: workspace)
+            #expect(mismatched.status != 0)
+            #expect(mismatched.output.contains("key \(stranger.key) does not match certificate \(good.cert)"), "\(mismatched.output)")
+            #expect(mismatched.output.split(separator: "\n").count == 1, "\(mismatched.output)")
+        }
+    }
+
     @Test("TLS set up wrong: the daemon exits with one clear line instead of serving without it")
     func neverFailsOpen() async throws {
         let certs = try TestCertificates()

@@ -257,6 +257,52 @@ struct TLSEngineTests {
         #expect(identified.client.state == .established)
     }
 
+    /// The client learns why the server refused it from the server's alert (with TLS 1.3, on
+    /// its first read after its own handshake finished), in words that say what to do.
+    @Test func aRefusedClientSaysWhyInWordsItActsOn() throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let server = try TLSContext.server(certificateFile: certs.certificateFile, keyFile: certs.keyFile, clientCAFile: certs.caFile)
+        let expired = try certs.makeLeaf("expired-client", days: -1)
+        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let cases: [((cert: String, key: String)?, String)] = [
+            (nil, "the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)"),
+            (expired, "the server refused this client certificate: it has expired"),
+            (stranger, "the server does not trust this client certificate (its CA is not one the server knows)"),
+        ]
+        for (identity, message) in cases {
+            let pair = try EnginePair(client: try .client(caFile: certs.caFile, certificateFile: identity?.cert, keyFile: identity?.key),
+                                      server: server)
+            pair.pump()
+            guard case .failed(let error) = pair.clientOutcome else {
+                Issue.record("the client did not fail: \(pair.clientOutcome)")
+                continue
+            }
+            #expect(error.message == message, "\(error)")
+            #expect(pair.client.state == .failed)
+        }
+        // Errors that are not such an alert keep OpenSSL's words.
+        let other = TLSError("TLS error: decryption failed", reason: "decryption failed")
+        #expect(TLSEngine.describeServerAlert(other) == other)
+        #expect(TLSEngine.describeServerAlert(TLSError("no reason")) == TLSError("no reason"))
+    }
+
+    @Test func aClientCertificateAndItsKeyAreCheckedWhenTheContextIsMade() throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let leaf = try certs.makeLeaf("client")
+        let other = try certs.makeLeaf("other")
+        do {
+            _ = try TLSContext.client(caFile: certs.caFile, certificateFile: leaf.cert, keyFile: other.key)
+            Issue.record("a key that does not match was accepted")
+        } catch {
+            #expect(error.message.hasPrefix("key \(other.key) does not match certificate \(leaf.cert)"), "\(error)")
+        }
+        #expect(throws: TLSError("cannot read key /nonexistent/key.pem: No such file or directory")) {
+            try TLSContext.client(caFile: certs.caFile, certificateFile: leaf.cert, keyFile: "/nonexistent/key.pem")
+        }
+    }
+
     @Test func contextErrorsNameTheFile() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }

@@ -24,8 +24,13 @@ public enum TLSProtocolVersion: String, Sendable, CaseIterable {
 public struct TLSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The one-line explanation.
     public var message: String
-    /// Creates an error with its one-line explanation.
-    public init(_ message: String) { self.message = message }
+    /// OpenSSL's own reason, when it gave one ("tlsv13 alert certificate required").
+    public var reason: String?
+    /// Creates an error with its one-line explanation and OpenSSL's reason.
+    public init(_ message: String, reason: String? = nil) {
+        self.message = message
+        self.reason = reason
+    }
     /// The message.
     public var description: String { message }
 
@@ -43,7 +48,7 @@ public struct TLSError: Error, Equatable, Sendable, CustomStringConvertible {
         if let reason = ERR_reason_error_string(oldest) {
             let text = String(cString: reason)
             // OpenSSL's words for a file without "-----BEGIN ...", said so a user knows what to fix.
-            return TLSError("\(fallback): \(text == "no start line" ? "not a PEM file (no -----BEGIN line)" : text)")
+            return TLSError("\(fallback): \(text == "no start line" ? "not a PEM file (no -----BEGIN line)" : text)", reason: text)
         }
         var buffer = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(oldest, &buffer, buffer.count)
@@ -94,27 +99,13 @@ public final class TLSContext: @unchecked Sendable {
         minimumVersion: TLSProtocolVersion = .v1_2, ciphers: String? = nil, cipherSuites: String? = nil
     ) throws(TLSError) -> TLSContext {
         ERR_clear_error()
-        try checkReadable(certificateFile, what: "certificate")
-        try checkReadable(keyFile, what: "key")
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw .openSSL("cannot create a TLS context") }
         let context = TLSContext(raw: ctx, isServer: true, verifiesPeer: clientCAFile != nil)
         try context.configureCommon(minimumVersion: minimumVersion, ciphers: ciphers, cipherSuites: cipherSuites)
         _ = pagesync_SSL_CTX_set_options(ctx, pagesync_SSL_OP_CIPHER_SERVER_PREFERENCE)
         _ = pagesync_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_OFF))
         _ = SSL_CTX_set_num_tickets(ctx, 0)
-        guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
-            throw .openSSL("cannot use certificate \(certificateFile)")
-        }
-        guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1 else {
-            let error = TLSError.openSSL("cannot use key \(keyFile)")
-            if error.message.hasSuffix("key values mismatch") {
-                throw TLSError("key \(keyFile) does not match certificate \(certificateFile)")
-            }
-            throw error
-        }
-        guard SSL_CTX_check_private_key(ctx) == 1 else {
-            throw .openSSL("key \(keyFile) does not match certificate \(certificateFile)")
-        }
+        try context.use(certificateFile: certificateFile, keyFile: keyFile)
         if let clientCAFile {
             try checkReadable(clientCAFile, what: "CA file")
             guard SSL_CTX_load_verify_locations(ctx, clientCAFile, nil) == 1 else {
@@ -154,11 +145,7 @@ public final class TLSContext: @unchecked Sendable {
             throw .openSSL("cannot set the maximum TLS version \(maximumVersion.rawValue)")
         }
         if let certificateFile, let keyFile {
-            try checkReadable(certificateFile, what: "certificate")
-            try checkReadable(keyFile, what: "key")
-            guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1,
-                SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1
-            else { throw .openSSL("cannot use client certificate \(certificateFile)") }
+            try context.use(certificateFile: certificateFile, keyFile: keyFile)
         }
         if verifyPeer {
             if let caFile {
@@ -174,6 +161,26 @@ public final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         }
         return context
+    }
+
+    /// Presents the PEM certificate chain `certificateFile` with its PEM private key `keyFile`
+    /// (a server's certificate, or a client's). Each problem is said in one line naming the file.
+    private func use(certificateFile: String, keyFile: String) throws(TLSError) {
+        try Self.checkReadable(certificateFile, what: "certificate")
+        try Self.checkReadable(keyFile, what: "key")
+        guard SSL_CTX_use_certificate_chain_file(raw, certificateFile) == 1 else {
+            throw .openSSL("cannot use certificate \(certificateFile)")
+        }
+        guard SSL_CTX_use_PrivateKey_file(raw, keyFile, SSL_FILETYPE_PEM) == 1 else {
+            let error = TLSError.openSSL("cannot use key \(keyFile)")
+            if error.message.hasSuffix("key values mismatch") {
+                throw TLSError("key \(keyFile) does not match certificate \(certificateFile)")
+            }
+            throw error
+        }
+        guard SSL_CTX_check_private_key(raw) == 1 else {
+            throw .openSSL("key \(keyFile) does not match certificate \(certificateFile)")
+        }
     }
 
     private func configureCommon(minimumVersion: TLSProtocolVersion, ciphers: String?, cipherSuites: String?) throws(TLSError) {

@@ -154,7 +154,7 @@ public final class TLSEngine {
                 peerClosedFirst = true
                 return .peerClosed
             default:
-                return .failed(fail(.openSSL("TLS error")))
+                return .failed(fail(isServer ? .openSSL("TLS error") : Self.describeServerAlert(.openSSL("TLS error"))))
             }
         }
     }
@@ -239,7 +239,28 @@ public final class TLSEngine {
             }
             return TLSError(Self.describeVerification(Int32(verify), host: expectedHost))
         }
-        return .openSSL("TLS handshake failed")
+        return isServer ? .openSSL("TLS handshake failed") : Self.describeServerAlert(.openSSL("TLS handshake failed"))
+    }
+
+    /// A client's failure in words a user acts on, when it is the server's alert about the
+    /// client's certificate (none given, or one the server refused); any other error as it is.
+    /// With TLS 1.3 such an alert arrives after the client finished its handshake, on the first
+    /// read.
+    public static func describeServerAlert(_ error: TLSError) -> TLSError {
+        guard let reason = error.reason else { return error }
+        switch reason {
+        case "tlsv13 alert certificate required":
+            return TLSError("the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)", reason: reason)
+        case "tlsv1 alert unknown ca":
+            return TLSError("the server does not trust this client certificate (its CA is not one the server knows)", reason: reason)
+        case "sslv3 alert certificate expired":
+            return TLSError("the server refused this client certificate: it has expired", reason: reason)
+        case "sslv3 alert bad certificate", "sslv3 alert certificate unknown", "sslv3 alert unsupported certificate",
+            "sslv3 alert certificate revoked":
+            return TLSError("the server refused this client certificate (\(reason))", reason: reason)
+        default:
+            return error
+        }
     }
 
     /// A client certificate's verification result (`X509_V_ERR_*`), for the server's log.
