@@ -33,6 +33,9 @@ final class Session {
     }
     /// Whether the session is in the coordinator's flush list.
     var flushQueued = false
+    /// Whether the session is in the coordinator's list of sessions waiting for a group
+    /// (``Coordinator/waiting``); cleared when it is forgotten.
+    var waitQueued = false
     /// Whether the session is in the coordinator's list of input to resume.
     var resumeQueued = false
     /// The peer half-closed: answer what it sent, then close.

@@ -192,7 +192,7 @@ extension Coordinator {
         session.outbox.state = .closed
         sessions[session.id] = nil
         session.runtime.release(session)
-        waiting[session.id] = nil
+        session.waitQueued = false
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).
         authLimiter.connectionClosed(session.id)

@@ -262,7 +262,10 @@ extension Coordinator {
             // Budget spent: the rest goes in the next turn, after other clients' I/O.
             deferredFlush.append(session)
         }
-        if session.outbox.waits(settled: settled) { waiting[session.id] = session }
+        if !session.waitQueued && session.outbox.waits(settled: settled) {
+            session.waitQueued = true
+            waiting.append(session)
+        }
         switch session.outbox.state {
         case .closing where session.outbox.isEmpty:
             forget(session)
@@ -346,7 +349,10 @@ extension Coordinator {
                 for i in changes.indices { changes[i].room.saved = changes[i].after }
             }
         }
-        for session in waiting.values { queueFlush(session) }
+        for session in waiting where session.waitQueued {
+            session.waitQueued = false
+            queueFlush(session)
+        }
         waiting.removeAll(keepingCapacity: true)
     }
 

@@ -82,8 +82,11 @@ public actor Coordinator {
     @exclusivity(unchecked) var resumeList: [Session] = []
     /// Sessions whose large reply goes on in the next turn.
     @exclusivity(unchecked) var deferredFlush: [Session] = []
-    /// Sessions holding output for a group that is not settled yet.
-    @exclusivity(unchecked) var waiting: [Int: Session] = [:]
+    /// Sessions holding output for a group that is not settled yet, each once (its
+    /// ``Session/waitQueued``). A list and a flag, not a dictionary: a session is added for
+    /// nearly every change, and hashing its id cost more than the rest of the bookkeeping.
+    /// A session forgotten meanwhile stays listed until the next settle, its flag cleared.
+    @exclusivity(unchecked) var waiting: [Session] = []
     /// Sessions that handled commands in this turn (their budgets are reset after it).
     @exclusivity(unchecked) var turnUsers: [Session] = []
     /// Rooms whose ``FanoutLog`` holds lines not every member was offered.
