@@ -83,9 +83,9 @@ public actor Coordinator {
     /// Sessions whose large reply goes on in the next turn.
     @exclusivity(unchecked) var deferredFlush: [Session] = []
     /// Sessions holding output for a group that is not settled yet, each once (its
-    /// ``Session/waitQueued``). A list and a flag, not a dictionary: a session is added for
-    /// nearly every change, and hashing its id cost more than the rest of the bookkeeping.
-    /// A session forgotten meanwhile stays listed until the next settle, its flag cleared.
+    /// ``Session/waitQueued``). A list and a flag, not a dictionary keyed by id: in `always`
+    /// mode nearly every requester is added, and no id is hashed for it. A session forgotten
+    /// meanwhile stays listed until the next settle, its flag cleared, and is skipped then.
     @exclusivity(unchecked) var waiting: [Session] = []
     /// Sessions that handled commands in this turn (their budgets are reset after it).
     @exclusivity(unchecked) var turnUsers: [Session] = []
