@@ -390,6 +390,11 @@ extension Coordinator {
             }
             queueFlush(session)
         }
+        // Every session is flushed; those still waiting are listed again by their flush. No
+        // settle may follow a failure for a long time (a Redis outage), so the list is emptied
+        // here too: it would otherwise hold every session that disconnected meanwhile.
+        for session in waiting { session.waitQueued = false }
+        waiting.removeAll(keepingCapacity: true)
     }
 }
 

@@ -85,7 +85,8 @@ public actor Coordinator {
     /// Sessions holding output for a group that is not settled yet, each once (its
     /// ``Session/waitQueued``). A list and a flag, not a dictionary keyed by id: in `always`
     /// mode nearly every requester is added, and no id is hashed for it. A session forgotten
-    /// meanwhile stays listed until the next settle, its flag cleared, and is skipped then.
+    /// meanwhile stays listed, its flag cleared, until the next settle or failure empties the
+    /// list (and is skipped then).
     @exclusivity(unchecked) var waiting: [Session] = []
     /// Sessions that handled commands in this turn (their budgets are reset after it).
     @exclusivity(unchecked) var turnUsers: [Session] = []
