@@ -228,9 +228,9 @@ final class InteractivePager {
     private static func reason(_ error: UVError) -> String {
         let text = error.description
         if let colon = text.firstIndex(of: ":"), text[..<colon] == error.name {
-            return String(text[text.index(after: colon)...]).trimmingBlanks
+            return ServerConnector.explained(String(text[text.index(after: colon)...]).trimmingBlanks)
         }
-        return text
+        return ServerConnector.explained(text)
     }
 
     // MARK: Signals

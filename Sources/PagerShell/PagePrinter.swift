@@ -156,7 +156,7 @@ final class PagePrinter {
             }
             switch result {
             case .failure(let error):
-                self.perform(self.steps.connectionEnded(reason: "cannot connect: \(error)", server: self.server))
+                self.perform(self.steps.connectionEnded(reason: ServerConnector.explained("cannot connect: \(error)"), server: self.server))
             case .success(let connection):
                 self.connection = connection
                 connection.startReading { [unowned self] event in self.received(event) }
@@ -188,7 +188,7 @@ final class PagePrinter {
         case .eof:
             perform(steps.connectionEnded(reason: "the server closed the connection", server: server))
         case .error(let error):
-            perform(steps.connectionEnded(reason: "\(error)", server: server))
+            perform(steps.connectionEnded(reason: ServerConnector.explained("\(error)"), server: server))
         }
     }
 

@@ -33,6 +33,12 @@ final class ServerConnector {
         }
     }
 
+    /// A connection's failure as the pager says it: when the server asked for a client
+    /// certificate, which of the pager's options give one.
+    static func explained(_ failure: String) -> String {
+        failure.hasSuffix(TLSEngine.clientCertificateRequired) ? failure + " (use --tls-cert FILE and --tls-key FILE)" : failure
+    }
+
     /// The warning `--tls-insecure` prints, or nil.
     static func insecureWarning(_ configuration: PagerConfiguration) -> String? {
         guard configuration.server.tls, configuration.tlsInsecure else { return nil }

@@ -114,9 +114,7 @@ struct TLSTests {
     func clientCertificatesRefusedWithTheirReason() async throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let good = try certs.makeLeaf("client")
-        let expired = try certs.makeLeaf("expired-client", days: -1)
-        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let (good, expired, stranger) = try certs.makeClientIdentities().all
         let arguments = Self.tlsArguments(certs) + ["--tls-ca", certs.caFile, "--log-level", "debug"]
         try await withDaemon(Self.fivePages, arguments: arguments) { daemon, workspace in
             let port = try await tlsPort(daemon)
@@ -143,9 +141,7 @@ struct TLSTests {
     func pagerPresentsAClientCertificate() async throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
-        let good = try certs.makeLeaf("client")
-        let expired = try certs.makeLeaf("expired-client", days: -1)
-        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let (good, expired, stranger) = try certs.makeClientIdentities().all
         try await withDaemon(Self.fivePages, arguments: Self.tlsArguments(certs) + ["--tls-ca", certs.caFile]) { daemon, workspace in
             let port = try await tlsPort(daemon)
             let pager = try Binaries.path(of: "pagesync")
@@ -156,10 +152,11 @@ struct TLSTests {
             // --tls-cert alone implies TLS: the plain address is reached over TLS.
             let implied = try await runPagerTestProcess(
                 pager, ["127.0.0.1:\(port)", "--tls-ca", certs.caFile, "--tls-cert", good.cert, "--tls-key", good.key], in: workspace)
+            #expect(implied.status == 0, "\(implied.output)")
             #expect(implied.output.contains("this is page 1"), "\(implied.output)")
 
             for (identity, reason) in [(nil, "the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)"),
-                                       (expired, "the server refused this client certificate: it has expired"),
+                                       (expired, "the server refused this client certificate: it, or a certificate in its chain, has expired"),
                                        (stranger, "the server does not trust this client certificate (its CA is not one the server knows)")] {
                 let arguments = server + (identity.map { ["--tls-cert", $0.cert, "--tls-key", $0.key] } ?? [])
                 let refused = try await runPagerTestProcess(pager, arguments, in: workspace)
@@ -172,6 +169,9 @@ struct TLSTests {
             let alone = try await runPagerTestProcess(pager, server + ["--tls-cert", good.cert], in: workspace)
             #expect(alone.status == 64, "\(alone.output)")
             #expect(alone.output.contains("--tls-cert needs --tls-key: the private key of the certificate"), "\(alone.output)")
+            let keyAlone = try await runPagerTestProcess(pager, server + ["--tls-key", good.key], in: workspace)
+            #expect(keyAlone.status == 64, "\(keyAlone.output)")
+            #expect(keyAlone.output.contains("--tls-key needs --tls-cert: the certificate the key belongs to"), "\(keyAlone.output)")
             let mismatched = try await runPagerTestProcess(pager, server + ["--tls-cert", good.cert, "--tls-key", stranger.key], in: workspace)
             #expect(mismatched.status != 0)
             #expect(mismatched.output.contains("key \(stranger.key) does not match certificate \(good.cert)"), "\(mismatched.output)")

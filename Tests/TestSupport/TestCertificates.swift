@@ -39,6 +39,24 @@ public struct TestCertificates: Sendable {
         return (directory.appendingPathComponent("\(name).pem").path, directory.appendingPathComponent("\(name).key").path)
     }
 
+    /// The client identities tests of client certificates use: `good`, signed by the test CA;
+    /// `expired`, signed by it and already expired; `stranger`, signed by the other CA.
+    public func makeClientIdentities() throws -> ClientIdentities {
+        ClientIdentities(good: try makeLeaf("client"), expired: try makeLeaf("expired-client", days: -1),
+                         stranger: try makeLeaf("stranger", signedBy: "other-ca"))
+    }
+
+    /// What ``makeClientIdentities()`` makes: each a certificate file and its key file.
+    public struct ClientIdentities: Sendable {
+        public var good: (cert: String, key: String)
+        public var expired: (cert: String, key: String)
+        public var stranger: (cert: String, key: String)
+        /// The three, in that order.
+        public var all: ((cert: String, key: String), (cert: String, key: String), (cert: String, key: String)) {
+            (good, expired, stranger)
+        }
+    }
+
     private func makeCA(_ name: String, subject: String) throws {
         try run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key")
         try run("req", "-x509", "-new", "-key", "\(name).key", "-sha256", "-days", "2", "-subj", subject, "-out", "\(name).pem")

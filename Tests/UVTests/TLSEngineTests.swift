@@ -263,11 +263,10 @@ struct TLSEngineTests {
         let certs = try TestCertificates()
         defer { certs.remove() }
         let server = try TLSContext.server(certificateFile: certs.certificateFile, keyFile: certs.keyFile, clientCAFile: certs.caFile)
-        let expired = try certs.makeLeaf("expired-client", days: -1)
-        let stranger = try certs.makeLeaf("stranger", signedBy: "other-ca")
+        let (_, expired, stranger) = try certs.makeClientIdentities().all
         let cases: [((cert: String, key: String)?, String)] = [
-            (nil, "the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)"),
-            (expired, "the server refused this client certificate: it has expired"),
+            (nil, "the server asks for a client certificate"),
+            (expired, "the server refused this client certificate: it, or a certificate in its chain, has expired"),
             (stranger, "the server does not trust this client certificate (its CA is not one the server knows)"),
         ]
         for (identity, message) in cases {
@@ -300,6 +299,12 @@ struct TLSEngineTests {
         }
         #expect(throws: TLSError("cannot read key /nonexistent/key.pem: No such file or directory")) {
             try TLSContext.client(caFile: certs.caFile, certificateFile: leaf.cert, keyFile: "/nonexistent/key.pem")
+        }
+        #expect(throws: TLSError("a client certificate needs its key")) {
+            try TLSContext.client(caFile: certs.caFile, certificateFile: leaf.cert)
+        }
+        #expect(throws: TLSError("a client key needs its certificate")) {
+            try TLSContext.client(caFile: certs.caFile, keyFile: leaf.key)
         }
     }
 

@@ -144,8 +144,11 @@ public final class TLSContext: @unchecked Sendable {
         if let maximumVersion, pagesync_SSL_CTX_set_max_proto_version(ctx, maximumVersion.openSSLValue) != 1 {
             throw .openSSL("cannot set the maximum TLS version \(maximumVersion.rawValue)")
         }
-        if let certificateFile, let keyFile {
-            try context.use(certificateFile: certificateFile, keyFile: keyFile)
+        switch (certificateFile, keyFile) {
+        case let (certificateFile?, keyFile?): try context.use(certificateFile: certificateFile, keyFile: keyFile)
+        case (nil, nil): break
+        case (_?, nil): throw TLSError("a client certificate needs its key")
+        case (nil, _?): throw TLSError("a client key needs its certificate")
         }
         if verifyPeer {
             if let caFile {
@@ -173,7 +176,7 @@ public final class TLSContext: @unchecked Sendable {
         }
         guard SSL_CTX_use_PrivateKey_file(raw, keyFile, SSL_FILETYPE_PEM) == 1 else {
             let error = TLSError.openSSL("cannot use key \(keyFile)")
-            if error.message.hasSuffix("key values mismatch") {
+            if error.reason == "key values mismatch" {
                 throw TLSError("key \(keyFile) does not match certificate \(certificateFile)")
             }
             throw error

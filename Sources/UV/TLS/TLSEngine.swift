@@ -44,6 +44,8 @@ public final class TLSEngine {
     /// The error that failed the session, once ``state`` is `.failed`.
     public private(set) var failure: TLSError?
     private let expectedHost: String?
+    /// Whether the peer's certificate is verified (not for a `--tls-insecure` client).
+    private let verifiesPeer: Bool
     /// The peer sent close_notify and ``shutdown()`` was not called yet: the peer's half is
     /// closed, ours is not (a half-close, as with TCP: `printf 'next\n' | socat - OPENSSL:...`
     /// sends its line and close_notify, then reads the reply).
@@ -69,6 +71,7 @@ public final class TLSEngine {
         SSL_set_bio(ssl, bio, bio)  // one BIO reads and writes; the SSL owns it from here on
         self.ssl = ssl
         self.isServer = context.isServer
+        self.verifiesPeer = context.verifiesPeer
         self.expectedHost = serverName
         if context.isServer {
             SSL_set_accept_state(ssl)
@@ -230,8 +233,10 @@ public final class TLSEngine {
 
     /// The clearest one-line account of a failed handshake.
     private func handshakeError() -> TLSError {
+        // A client that does not verify (`--tls-insecure`) still gets a verification result;
+        // it is not why that client's handshake failed.
         let verify = SSL_get_verify_result(ssl)
-        if verify != Int(X509_V_OK) {
+        if verify != Int(X509_V_OK) && (isServer || verifiesPeer) {
             ERR_clear_error()
             if isServer {
                 // OpenSSL's own words are "certificate verify failed", whatever the reason.
@@ -242,19 +247,23 @@ public final class TLSEngine {
         return isServer ? .openSSL("TLS handshake failed") : Self.describeServerAlert(.openSSL("TLS handshake failed"))
     }
 
+    /// What a client's failure says when the server asked for a client certificate and got none.
+    public static let clientCertificateRequired = "the server asks for a client certificate"
+
     /// A client's failure in words a user acts on, when it is the server's alert about the
     /// client's certificate (none given, or one the server refused); any other error as it is.
     /// With TLS 1.3 such an alert arrives after the client finished its handshake, on the first
     /// read.
     public static func describeServerAlert(_ error: TLSError) -> TLSError {
+        // (The pager adds which of its options give a certificate: ``clientCertificateRequired``.)
         guard let reason = error.reason else { return error }
         switch reason {
         case "tlsv13 alert certificate required":
-            return TLSError("the server asks for a client certificate (use --tls-cert FILE and --tls-key FILE)", reason: reason)
+            return TLSError(clientCertificateRequired, reason: reason)
         case "tlsv1 alert unknown ca":
             return TLSError("the server does not trust this client certificate (its CA is not one the server knows)", reason: reason)
         case "sslv3 alert certificate expired":
-            return TLSError("the server refused this client certificate: it has expired", reason: reason)
+            return TLSError("the server refused this client certificate: it, or a certificate in its chain, has expired", reason: reason)
         case "sslv3 alert bad certificate", "sslv3 alert certificate unknown", "sslv3 alert unsupported certificate",
             "sslv3 alert certificate revoked":
             return TLSError("the server refused this client certificate (\(reason))", reason: reason)
