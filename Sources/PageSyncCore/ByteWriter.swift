@@ -101,7 +101,8 @@ package struct ByteWriter {
     /// Appends `value` in decimal, as `String(value)` would (at most 20 bytes).
     ///
     /// Two digits per division, from a table of the hundred pairs, into a length worked out
-    /// first from the bit length (three numbers of every change, so this is on the hot path).
+    /// first from the bit length (six numbers of every change, the `OK`'s and the `PAGE`
+    /// line's, so this is on the hot path).
     package mutating func decimal(_ value: UInt64) {
         let digits = Self.decimalDigits(value)
         var at = claim(digits) + digits
