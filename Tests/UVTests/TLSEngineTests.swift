@@ -286,6 +286,22 @@ struct TLSEngineTests {
         #expect(TLSEngine.describeServerAlert(TLSError("no reason")) == TLSError("no reason"))
     }
 
+    /// A client that does not verify (`--tls-insecure`) still gets a verification result from
+    /// OpenSSL; when its handshake fails for another reason, that is what it is told.
+    @Test func anInsecureClientIsToldWhyItsHandshakeFailedNotWhatItSkipped() throws {
+        let certs = try TestCertificates()
+        defer { certs.remove() }
+        let server = try TLSContext.server(certificateFile: certs.certificateFile, keyFile: certs.keyFile, clientCAFile: certs.caFile)
+        // TLS 1.2: the server's refusal of a client without a certificate ends the handshake.
+        let pair = try EnginePair(client: try .client(verifyPeer: false, maximumVersion: .v1_2), server: server)
+        pair.pump()
+        guard case .failed(let error) = pair.clientOutcome else {
+            Issue.record("the client did not fail: \(pair.clientOutcome)")
+            return
+        }
+        #expect(error.message == "TLS handshake failed: sslv3 alert handshake failure", "\(error)")
+    }
+
     @Test func aClientCertificateAndItsKeyAreCheckedWhenTheContextIsMade() throws {
         let certs = try TestCertificates()
         defer { certs.remove() }
