@@ -253,7 +253,7 @@ final class StreamIO: UVHandleOwner {
             let result = buffers.count == 1 ? tryWrite(base.pointee.base, Int(base.pointee.len))
                                             : Int(uv_try_write(stream, base, UInt32(buffers.count)))
             if result >= 0 {
-                written = Int(result)
+                written = result
             } else if result != Int(UV_EAGAIN.rawValue) && result != Int(UV_ENOSYS.rawValue) {
                 fail(UVError(code: Int32(result)))
                 return
