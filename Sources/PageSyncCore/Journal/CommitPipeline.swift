@@ -157,6 +157,13 @@ public struct CommitPipeline: Equatable, Sendable {
         return actions
     }
 
+    /// A sync the engine made outside this pipeline failed (the directory sync after a
+    /// compaction renamed its file into place): nothing written since the last good sync is
+    /// known to be on disk. Handled exactly as a failed ``Action/sync(serial:upTo:)``.
+    public mutating func syncFailed(reason: String) -> [Action] {
+        fail(reason: "sync failed: \(reason)")
+    }
+
     /// Once a second in `batch` mode: sync what was written since the last sync.
     public mutating func tick() -> [Action] {
         mode == .batch ? startSyncIfIdle() : []

@@ -184,6 +184,50 @@ public enum JournalCodec {
         return .room(name: name, payload: start..<end, next: end)
     }
 
+    /// The epoch and version of a room record whose payload ``check(in:at:)`` found valid,
+    /// read in place (recovery checks that a room's versions never go back within an epoch).
+    public static func roomVersion(payload: Range<Int>, in bytes: UnsafeRawBufferPointer) -> (epoch: UInt64, version: UInt64) {
+        (readInteger(bytes, payload.lowerBound + 1, as: UInt64.self), readInteger(bytes, payload.lowerBound + 9, as: UInt64.self))
+    }
+
+    /// The length a payload starting at `start` has by its own fields (its kind, and for a room
+    /// record the lengths of its three strings), reading no byte at or after `limit`; nil when
+    /// a field it needs lies there, or the kind is unknown. It does not check the checksum.
+    public static func naturalPayloadLength(in bytes: UnsafeRawBufferPointer, payloadAt start: Int, limit: Int) -> Int? {
+        let limit = min(limit, bytes.count)
+        guard start < limit else { return nil }
+        var at: Int
+        let strings: Int
+        switch bytes[start] {
+        case UInt8(ascii: "R"): (at, strings) = (21, 3)
+        case UInt8(ascii: "O"): (at, strings) = (1, 1)
+        case UInt8(ascii: "C"): return 1
+        default: return nil
+        }
+        for _ in 0..<strings {
+            guard start + at + 2 <= limit else { return nil }
+            at += 2 + Int(readInteger(bytes, start + at, as: UInt16.self))
+        }
+        return at
+    }
+
+    /// Whether the checksum stored in the frame header at `offset` is that of a frame whose
+    /// payload is `length` bytes long (whatever its length field says); false when the file
+    /// ends first.
+    public static func checksumMatches(in bytes: UnsafeRawBufferPointer, at offset: Int, length: Int) -> Bool {
+        guard length >= 1, offset + headerSize + length <= bytes.count else { return false }
+        var lengthField = UInt32(length).littleEndian
+        let lengthCRC = withUnsafeBytes(of: &lengthField) { CRC32C.checksum($0) }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + headerSize)..<(offset + headerSize + length)])
+        return CRC32C.checksum(payload, continuing: lengthCRC) == readInteger(bytes, offset + 4, as: UInt32.self)
+    }
+
+    /// The payload length a frame header at `offset` declares, or nil when fewer than four
+    /// bytes are left.
+    public static func declaredLength(in bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        offset + 4 <= bytes.count ? Int(readInteger(bytes, offset, as: UInt32.self)) : nil
+    }
+
     /// Decodes a payload that ``check(in:at:)`` found valid.
     public static func record(payload: Range<Int>, in bytes: UnsafeRawBufferPointer) -> JournalRecord? {
         decodePayload(UnsafeRawBufferPointer(rebasing: bytes[payload]))

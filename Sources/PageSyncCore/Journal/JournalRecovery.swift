@@ -1,20 +1,33 @@
 /// What a journal holds, read back at start: the rules of recovery, without I/O.
 public struct JournalRecovery: Equatable, Sendable {
-    /// How a journal was damaged.
+    /// What recovery dropped or found wrong, and whether the rooms keep their epoch.
+    ///
+    /// Only ``tornWrite`` keeps it: every other case may have dropped or changed a record
+    /// somebody was told of (PROTOCOL.md, "Saving and epochs", lists the same cases).
     public enum Damage: Equatable, Sendable {
-        /// The last record was cut short or fails its checksum, and nothing valid follows:
-        /// a write interrupted by a crash. The bytes from `offset` on are dropped; no
-        /// acknowledged change is lost by that in `always` mode, and at most the changes
-        /// of the last moments in `batch` mode after a power loss (which the epoch covers).
-        case tornTail(offset: Int, droppedBytes: Int)
-        /// A damaged stretch with valid records after it: records in the middle are lost,
-        /// so the daemon cannot prove it holds the last acknowledged state.
+        /// The last frame is a write a crash cut short (``JournalTail``): it never returned,
+        /// so nothing in it was acknowledged. The bytes from `offset` on are dropped; the
+        /// rooms keep their epoch.
+        case tornWrite(offset: Int, droppedBytes: Int)
+        /// The last frame is damaged: a whole frame whose checksum fails, a length no frame
+        /// has, a file cut where no crash cuts one, or bytes after a clean stop. It may have
+        /// been acknowledged: the bytes from `offset` on are dropped and every room starts a
+        /// new epoch.
+        case damagedTail(offset: Int, droppedBytes: Int)
+        /// A damaged stretch with valid records after it: records in the middle are lost, so
+        /// the daemon cannot prove it holds the last acknowledged state.
         case lostRecords(offset: Int, skippedBytes: Int)
+        /// A valid record at `offset` gives `room` a lower version than its record before, in
+        /// the same epoch: versions never go back within an epoch, so this is damage.
+        case versionWentBack(room: String, offset: Int, from: UInt64, to: UInt64)
+        /// The journal file existed but held no record (emptied, or cut to nothing): whatever
+        /// it held is gone.
+        case emptied
     }
 
     /// Each room's last saved state.
     public var rooms: [String: SavedRoom] = [:]
-    /// How many bytes of the file hold valid records before any torn tail; the file is
+    /// How many bytes of the file hold valid records before any dropped tail; the file is
     /// cut to this length before new records are appended.
     public var validLength = 0
     /// Every damage found, in file order.
@@ -29,30 +42,41 @@ public struct JournalRecovery: Equatable, Sendable {
     /// An empty recovery (no journal).
     public init() {}
 
-    /// Reads every record of `bytes`. Zero bytes from a frame's start to the end are the
-    /// journal's unused, zero-filled space, not damage. A damaged frame is skipped by looking
-    /// for the next offset where a valid frame starts; if one exists, records were lost in
-    /// the middle, otherwise the tail was torn.
+    /// Reads every record of `bytes`. `existed`: the file was there before this start (a
+    /// journal that existed and holds no record is ``Damage/emptied``; one just created is
+    /// simply new).
+    ///
+    /// Zero bytes from a frame's start to the end are the journal's unused, zero-filled
+    /// space, not damage. A damaged frame is skipped by looking for the next offset where a
+    /// valid frame starts; if one exists, records were lost in the middle, otherwise the end
+    /// is a write cut short or damage (``JournalTail``).
     ///
     /// Every frame is checked in full, but a room record is only located, not decoded:
     /// rooms are keyed by their name's bytes, and only each room's last record becomes a
     /// ``SavedRoom`` at the end. A journal of a million changes to a few hundred rooms is
     /// read without a million strings.
-    public init(scanning bytes: UnsafeRawBufferPointer) {
-        var lastPayload: [NameKey: Range<Int>] = [:]
+    public init(scanning bytes: UnsafeRawBufferPointer, existed: Bool = false) {
+        var last: [NameKey: LastRecord] = [:]
         defer {
-            for payload in lastPayload.values {
-                if case .room(let saved)? = JournalCodec.record(payload: payload, in: bytes) {
+            for record in last.values {
+                if case .room(let saved)? = JournalCodec.record(payload: record.payload, in: bytes) {
                     rooms[saved.room] = saved
                 }
             }
+            if existed && recordCount == 0 { damage.append(.emptied) }
         }
         var offset = 0
         while offset < bytes.count {
             switch JournalCodec.check(in: bytes, at: offset) {
             case .room(let name, let payload, let next):
                 recordCount += 1
-                lastPayload[NameKey(UnsafeRawBufferPointer(rebasing: bytes[name]))] = payload
+                let (epoch, version) = JournalCodec.roomVersion(payload: payload, in: bytes)
+                let key = NameKey(UnsafeRawBufferPointer(rebasing: bytes[name]))
+                if let before = last[key], before.epoch == epoch, version < before.version {
+                    let room = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[name]), as: UTF8.self)
+                    damage.append(.versionWentBack(room: room, offset: offset, from: before.version, to: version))
+                }
+                last[key] = LastRecord(payload: payload, epoch: epoch, version: version)
                 offset = next
                 validLength = next
             case .other(let record, let next):
@@ -67,12 +91,22 @@ public struct JournalRecovery: Equatable, Sendable {
                 if let resume = Self.nextValidFrame(in: bytes, after: offset) {
                     damage.append(.lostRecords(offset: offset, skippedBytes: resume - offset))
                     offset = resume
+                } else if JournalTail.isCutByCrash(bytes, at: offset, closedCleanly: closedCleanly) {
+                    damage.append(.tornWrite(offset: offset, droppedBytes: bytes.count - offset))
+                    return
                 } else {
-                    damage.append(.tornTail(offset: offset, droppedBytes: bytes.count - offset))
+                    damage.append(.damagedTail(offset: offset, droppedBytes: bytes.count - offset))
                     return
                 }
             }
         }
+    }
+
+    /// A room's last record seen so far in the scan.
+    private struct LastRecord {
+        var payload: Range<Int>
+        var epoch: UInt64
+        var version: UInt64
     }
 
     /// A room name's bytes inside the journal being scanned, as a dictionary key (valid only
@@ -97,8 +131,8 @@ public struct JournalRecovery: Equatable, Sendable {
     }
 
     /// Reads every record of `bytes`.
-    public init(scanning bytes: [UInt8]) {
-        self = bytes.withUnsafeBytes { JournalRecovery(scanning: $0) }
+    public init(scanning bytes: [UInt8], existed: Bool = false) {
+        self = bytes.withUnsafeBytes { JournalRecovery(scanning: $0, existed: existed) }
     }
 
     /// Whether records were lost in the middle of the journal.
@@ -107,11 +141,20 @@ public struct JournalRecovery: Equatable, Sendable {
     }
 
     /// Why every room needs a new epoch, or nil when the journal proves it holds the last
-    /// acknowledged state: records lost in the middle, or an unclean stop followed by a
-    /// reboot (the page cache, and so the last unsynced writes, did not survive).
-    /// A crash of the process alone keeps the epoch: the page cache survived it.
+    /// acknowledged state. Any damage but a write cut short by a crash (``Damage/tornWrite``)
+    /// gives one; so does an unclean stop followed by a reboot (the page cache, and so the last
+    /// unsynced writes, did not survive). A crash of the process alone keeps the epoch: the
+    /// page cache survived it.
     public func newEpochReason(currentBootID: String?) -> String? {
-        if lostRecords { return "records were lost in the middle of the journal" }
+        for found in damage {
+            switch found {
+            case .tornWrite: continue
+            case .damagedTail: return "the journal's last record is damaged"
+            case .lostRecords: return "records were lost in the middle of the journal"
+            case .versionWentBack: return "a room's version goes back in the journal"
+            case .emptied: return "the journal holds no record"
+            }
+        }
         if let last = lastBootID, !closedCleanly, let current = currentBootID, last != current {
             return "the daemon did not stop cleanly and the machine rebooted since"
         }
@@ -138,7 +181,7 @@ public struct JournalRecovery: Equatable, Sendable {
     /// reusing versions that were lost.
     public func start(currentBootID: String?, newEpoch: Epoch) -> Start {
         guard let reason = newEpochReason(currentBootID: currentBootID) else {
-            return Start(rooms: rooms, newEpochReason: nil, rewrite: lostRecords)
+            return Start(rooms: rooms, newEpochReason: nil, rewrite: false)
         }
         var moved = rooms
         for name in moved.keys { moved[name]?.epoch = newEpoch }
@@ -173,49 +216,5 @@ public struct JournalRecovery: Equatable, Sendable {
             candidate += 1
         }
         return nil
-    }
-}
-
-/// The rules for a room's state at start, from what was saved and the document as it is now.
-public enum RoomRestore {
-    /// A room's starting state, and whether it must be saved before it is served.
-    public struct Outcome: Equatable, Sendable {
-        /// The state to serve.
-        public var state: RoomState
-        /// True when the state differs from what was saved (new room, changed
-        /// document or clamped page): it is journaled at start, so the epoch survives.
-        public var needsSave: Bool
-    }
-
-    /// - Parameters:
-    ///   - saved: the room's last saved state, or nil for a room never saved.
-    ///   - pageCount: the document's page count now (below 1 counts as 1).
-    ///   - doc: the document's content id now.
-    ///   - freshEpoch: the epoch for a room never saved.
-    ///
-    /// A saved room keeps its version; if its document changed or its page no longer
-    /// exists, that is a change: the version grows by one. Versions never go back within an
-    /// epoch; a change at the last version (2^64−1) starts a new epoch at version 0.
-    public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, freshEpoch: Epoch) -> Outcome {
-        let count = max(1, pageCount)
-        guard let saved else {
-            return Outcome(
-                state: RoomState(page: .first, pageCount: count, version: 0, by: nil, doc: doc, epoch: freshEpoch),
-                needsSave: true)
-        }
-        let page = PageNumber(clamping: saved.page.number, pageCount: count)
-        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: saved.epoch)
-        var needsSave = false
-        if saved.doc != doc || page != saved.page {
-            if state.version < UInt64.max {
-                state.version += 1
-            } else {
-                // No version is left in this history: the change starts a new one.
-                state.epoch = freshEpoch
-                state.version = 0
-            }
-            needsSave = true
-        }
-        return Outcome(state: state, needsSave: needsSave)
     }
 }

@@ -10,9 +10,14 @@ import UV
 /// Each loop turn's changes are one group, written with one `write` before any reply about
 /// them leaves. ``CommitPipeline`` decides when a group counts as saved: at once in `batch`
 /// mode (synced at most once a second on libuv's thread pool), after one covering
-/// `fdatasync` in `always` mode (group commit). When the journal passes
-/// max(1 MiB, 4 × the live state) it is compacted: a snapshot of every room is written to
-/// a new file on the thread pool, synced and renamed into place, while changes go on.
+/// `fdatasync` in `always` mode (group commit). ``JournalCompaction`` decides when the journal
+/// is compacted (a snapshot of every room written to a new file on the thread pool, synced and
+/// renamed into place while changes go on) and what a failure at each step of it means.
+///
+/// A group is acknowledged only once it is in the file a start reads: a group written to a
+/// journal that was removed meanwhile fails (`batch` checks the link count after each write,
+/// `always` after each sync), and after a failed sync or directory sync nothing since the last
+/// good one counts as saved until the whole state is written again (``CommitPipeline``).
 ///
 /// Files: `journal`, and briefly `journal.compact` or `journal.rewrite`. Loop thread only,
 /// except ``load()`` and ``closeCleanly()``, which run while the loop is not running.
@@ -22,57 +27,60 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     public var onEvent: ((EngineEvent) -> Void)?
     public var snapshot: (() -> [SavedRoom])?
     public var refusal: String? { pipeline.refusal }
-    public var isBusy: Bool { diskBusy || compaction != nil || rewriting }
+    public var isBusy: Bool { diskBusy || compaction.phase != .idle || compaction.snapshotJobRunning || rewriting }
 
-    /// Below this size the journal is never compacted.
-    public static let minimumCompactionSize = 1 << 20
+    /// Below this size the journal is compacted only when the disk's free space asks for it.
+    public static let minimumCompactionSize = JournalCompaction.minimumSize
 
-    private let loop: EventLoop
-    private let directory: String
-    private let logger: Logger
+    let loop: EventLoop
+    let directory: String
+    let logger: Logger
     /// Changed only by its own mutating methods, which call nothing back, so its accesses
     /// are not checked for exclusivity at run time (see the note in Coordinator.swift).
-    @exclusivity(unchecked) private var pipeline: CommitPipeline
-    private let bootID: String
-    private var fd: Int32 = -1
+    @exclusivity(unchecked) var pipeline: CommitPipeline
+    let bootID: String
+    var fd: Int32 = -1
     /// Where the records end: the next record is written here.
-    private var size = 0
+    var size = 0
     /// The zeros written ahead of the records (``JournalPreallocation``).
-    private var preallocation = JournalPreallocation(fileSize: 0)
+    var preallocation = JournalPreallocation(fileSize: 0)
     /// Bytes of the last snapshot's records: what the live state costs.
-    private var liveSize = 0
-    private var syncTimer: UV.Timer?
+    var liveSize = 0
+    /// What the journal's file system has free for it, as last read (at start and with each
+    /// place check, at most once a second) less what the journal grew by since; nil if unknown.
+    var freeSpace: Int?
+    var syncTimer: UV.Timer?
     /// `always` mode: the wait for the clients just answered (``CommitPipeline``, gathering).
-    private var gatherTimer: UV.Timer?
+    var gatherTimer: UV.Timer?
     /// One disk job (a sync, or the end of a compaction) at a time, in order.
-    private var diskBusy = false
+    var diskBusy = false
     /// Where syncs and place checks run: one pool thread that wakes the loop once per sync,
     /// without libuv 1.44's spin (``PoolLane``); nil if it cannot be made (then `queueWork`).
-    private lazy var syncLane: PoolLane? = PoolLane(loop: loop)
-    private var deferredSync: (serial: Int, upTo: UInt64)?
-    private var rewriting = false
-    private var rewriteBackoffMs: UInt64 = 100
-    private var retryTimer: UV.Timer?
-    private var outage: String?
+    lazy var syncLane: PoolLane? = PoolLane(loop: loop)
+    var deferredSync: Int?
+    var rewriting = false
+    var rewriteBackoffMs: UInt64 = 100
+    var retryTimer: UV.Timer?
+    var outage: String?
     /// Why the journal could not be opened for writing at start, if it could not.
-    private var startupRefusal: String?
+    var startupRefusal: String?
+    /// Where a compaction is, and when the next may start.
+    var compaction = JournalCompaction()
+    /// The compacted file, from the end of its snapshot until it is adopted or abandoned.
+    var newFD: Int32 = -1
+    /// A write failed for want of space since the last that succeeded.
+    var spaceFailed = false
+    /// A compaction that failed for want of space was logged (until one succeeds).
+    var spaceFailureLogged = false
 
-    private enum Compaction {
-        /// The snapshot is being written; records written meanwhile are kept to append.
-        case snapshotting(tail: [UInt8])
-        /// The new file has everything; records go to both files until it is renamed into place.
-        case switching(fd: Int32, size: Int)
-    }
-    private var compaction: Compaction?
-    private var compactionBackoffUntil: UInt64 = 0
-
-    private var journalPath: String { "\(directory)/journal" }
+    var journalPath: String { "\(directory)/journal" }
+    var compactPath: String { "\(directory)/journal.compact" }
     /// When a sync last also checked that the journal is still where a start looks
     /// (``JournalFile/detached(_:from:)``), in monotonic nanoseconds.
-    private var lastPlaceCheck: UInt64 = 0
-    private static let placeCheckNanoseconds: UInt64 = 1_000_000_000
+    var lastPlaceCheck: UInt64 = 0
+    static let placeCheckNanoseconds: UInt64 = 1_000_000_000
     /// `<directory>/lock`, held from ``load()`` until the process ends (``JournalFile/lockDirectory(_:)``).
-    private var lockFD: Int32 = -1
+    var lockFD: Int32 = -1
 
     /// An engine over `directory` (created if missing).
     public init(loop: EventLoop, directory: String, durability: Durability, logger: Logger) {
@@ -81,125 +89,6 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         self.logger = logger
         self.pipeline = CommitPipeline(mode: durability)
         self.bootID = JournalFile.bootID() ?? "unknown"
-    }
-
-    // MARK: - Start
-
-    public func load() throws(StateEngineError) -> LoadedState {
-        try JournalFile.makeDirectory(directory)
-        if lockFD < 0 { lockFD = try JournalFile.lockDirectory(directory) }
-        unlink("\(directory)/journal.compact")
-        unlink("\(directory)/journal.rewrite")
-        fd = open(journalPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateEngineError(JournalFile.reason(journalPath)) }
-        // A FIFO or a device (a link to /dev/zero is read forever) is no journal.
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            fd = -1
-            throw StateEngineError("\(journalPath): not a regular file")
-        }
-        let bytes: [UInt8]
-        switch JournalFile.readAll(fd) {
-        case .success(let b): bytes = b
-        case .failure(let e): throw StateEngineError("\(journalPath): \(e)")
-        }
-        var recovery = JournalRecovery(scanning: bytes)
-        let start = recovery.start(currentBootID: bootID, newEpoch: .random())
-        var rooms = start.rooms
-        for damage in recovery.damage {
-            switch damage {
-            case .tornTail(let offset, let dropped):
-                logger.warning("journal: dropping a torn last record (\(dropped) byte(s) at offset \(offset)); every whole record before it is kept")
-            case .lostRecords(let offset, let skipped):
-                logger.error("journal: \(skipped) damaged byte(s) at offset \(offset) with records after them; rooms start a new epoch")
-            }
-        }
-        var rewrite = start.rewrite
-        if bytes.isEmpty {
-            let imported = importStateFiles()
-            if !imported.isEmpty {
-                for (name, saved) in imported { rooms[name] = saved }
-                recovery.recordCount = imported.count
-                rewrite = true
-                logger.notice("journal: imported \(imported.count) room(s) from .state files")
-            }
-        }
-        if let reason = start.newEpochReason { logger.warning("journal: \(reason): every room starts a new epoch") }
-        if rewrite {
-            // Replace the file by a clean one now, holding the rooms as they will be served
-            // (a new epoch included), before this boot's marker is written: so the same damage
-            // is not found again, and a new epoch is not forgotten should this start fail.
-            let fresh = JournalCodec.encode(rooms: Array(rooms.values))
-            switch JournalFile.replace(journalPath, temp: "\(directory)/journal.rewrite", directory: directory, with: fresh) {
-            case .success(let newFD):
-                adopt(newFD, size: fresh.count)
-                removeImportedStateFiles()
-            case .failure(let e):
-                // The old journal stays as it was (it still shows why, for the next start):
-                // nothing is written to it, not even a clean stop should this start fail
-                // (closeCleanly), and changes are refused until the rewrite after start, of
-                // the whole state as served, succeeds.
-                startupRefusal = "cannot rewrite the journal: \(e)"
-                size = bytes.count
-            }
-        } else {
-            if recovery.validLength < bytes.count && ftruncate(fd, off_t(recovery.validLength)) != 0 {
-                throw StateEngineError(JournalFile.reason("\(journalPath): truncate"))
-            }
-            size = recovery.validLength
-            preallocation = JournalPreallocation(fileSize: size)
-        }
-        // The boot marker is on the device before anything is acknowledged, so a reboot
-        // after an unclean stop is always recognized.
-        let opened = JournalCodec.encode(.opened(bootID: bootID))
-        if startupRefusal != nil {
-            // Nothing is written to a journal that could not be rewritten.
-        } else if let why = opened.withUnsafeBytes({ writeRecords($0) }) ?? JournalFile.sync(fd) {
-            // A full disk must not keep the daemon from serving what it has: it starts, and
-            // refuses changes until a fresh journal (with this boot's marker) can be written.
-            cutBack()
-            startupRefusal = "cannot write the journal: \(why)"
-        } else {
-            size += opened.count
-        }
-        // What a snapshot of the recovered state would take: the base of the compaction rule.
-        liveSize = encodeSnapshot(Array(rooms.values)).count
-        if pipeline.mode == .batch {
-            let timer = UV.Timer(loop: loop)
-            timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { [unowned self] in self.tick() }
-            syncTimer = timer
-        }
-        logger.info("journal: \(recovery.recordCount) record(s), \(rooms.count) room(s), \(size) bytes; durability \(pipeline.mode)")
-        // A new epoch is already in the rooms (and recorded, or changes are refused until it is).
-        return LoadedState(rooms: rooms)
-    }
-
-    /// Rooms saved by versions before the journal (`<room>.state`), each with a new epoch.
-    private func importStateFiles() -> [String: SavedRoom] {
-        var result: [String: SavedRoom] = [:]
-        for name in stateFileNames() {
-            let room = String(name.dropLast(".state".count))
-            let fd = open("\(directory)/\(name)", O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { continue }
-            defer { close(fd) }
-            guard case .success(let bytes) = JournalFile.readAll(fd), let old = PersistedRoomCodec.decode(bytes) else {
-                logger.warning("journal: \(directory)/\(name) is not a pagesync state file; room \(room) starts anew")
-                continue
-            }
-            result[room] = SavedRoom(room: room, page: old.page, version: old.version, by: old.by, doc: old.doc ?? "", epoch: .random())
-        }
-        return result
-    }
-
-    private func removeImportedStateFiles() {
-        for name in stateFileNames() { unlink("\(directory)/\(name)") }
-    }
-
-    private func stateFileNames() -> [String] {
-        (DirectoryEntries.names(in: directory) ?? []).filter {
-            $0.hasSuffix(".state") && !$0.hasPrefix(".") && $0.count > ".state".count
-        }
     }
 
     public func started() {
@@ -221,12 +110,26 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             return
         }
         let records = JournalCodec.encode(rooms: rooms)
-        let failure = records.withUnsafeBytes { writeRecords($0) }
-        if let failure {
+        if let failure = records.withUnsafeBytes({ writeRecords($0) }) {
             // Cut back to the last whole record so later groups can follow it.
             let intact = cutBack()
             reportOutage("cannot write the journal: \(failure)")
-            perform(pipeline.writeFailed(reason: failure, fileIntact: intact))
+            perform(pipeline.writeFailed(reason: failure.description, fileIntact: intact))
+            // A full disk: a compaction is what can make room (the journal is most of it).
+            if failure.isOutOfSpace {
+                spaceFailed = true
+                startCompaction(forSpace: true)
+            }
+            return
+        }
+        // Written to a journal that was removed (the state dir deleted while the daemon ran),
+        // the group is not saved: it fails, and the whole state is written again where a start
+        // looks. `always` mode checks this after each sync, off the loop.
+        // (While a compaction's finishing job may rename, the new file is the one to check: the
+        // old one loses its name to it.)
+        if pipeline.mode == .batch, let removed = JournalFile.unlinked(compaction.phase == .finishing ? newFD : fd) {
+            reportOutage(removed)
+            perform(pipeline.writeFailed(reason: removed, fileIntact: false))
             return
         }
         size += records.count
@@ -234,31 +137,17 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             outage = nil
             logger.notice("journal: writing again")
         }
-        switch compaction {
-        case .snapshotting(var tail)?:
-            compaction = nil
-            tail += records
-            compaction = .snapshotting(tail: tail)
-        case .switching(let newFD, let newSize)?:
-            if let why = records.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: newSize) }) {
-                abandonCompaction("cannot write the compacted journal: \(why)")
-            } else {
-                compaction = .switching(fd: newFD, size: newSize + records.count)
-            }
-        case nil:
-            break
-        }
+        if let at = compaction.groupWritten(records), !copyToCompactedFile(records, at: at) { return }
         perform(pipeline.didWrite(group: group, records: rooms.count, at: MonotonicClock.nanoseconds()))
-        if compaction == nil && !rewriting && pipeline.refusal == nil && size > max(Self.minimumCompactionSize, 4 * liveSize) {
-            startCompaction()
-        }
+        startCompaction(forSpace: false)
     }
 
     /// Writes `bytes` where the records end, after filling zeros ahead when the file ends
     /// there; nil on success, else why not. A failed fill is not a failure: the records are
-    /// appended instead.
-    private func writeRecords(_ bytes: UnsafeRawBufferPointer) -> String? {
-        if let range = preallocation.fill(writing: bytes.count, at: size) {
+    /// appended instead. The zeros are sized to the free space (``JournalPreallocation``).
+    func writeRecords(_ bytes: UnsafeRawBufferPointer) -> FileFailure? {
+        let before = preallocation.fileSize
+        if let range = preallocation.fill(writing: bytes.count, at: size, free: freeSpace) {
             if let why = JournalFile.zeroFill(fd, range) {
                 _ = ftruncate(fd, off_t(preallocation.fileSize))
                 preallocation.fillFailed(at: size)
@@ -271,11 +160,14 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
         if let why = JournalFile.writeAll(fd, bytes, at: size) { return why }
         preallocation.wrote(upTo: size + bytes.count)
+        if let free = freeSpace { freeSpace = max(0, free - (preallocation.fileSize - before)) }
         return nil
     }
 
-    /// Makes `newFD`, a file of `size` bytes of records, the journal, closing the one before.
-    private func adopt(_ newFD: Int32, size: Int) {
+    /// Makes `newFD`, a file of `size` bytes of records, the journal, closing the one before
+    /// (whose space comes back to the free space estimate).
+    func adopt(_ newFD: Int32, size: Int) {
+        if let free = freeSpace { freeSpace = free + max(0, preallocation.fileSize - size) }
         close(fd)
         fd = newFD
         self.size = size
@@ -284,17 +176,17 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
 
     /// Cuts the file back to its whole records (after a failed write); whether that worked.
     @discardableResult
-    private func cutBack() -> Bool {
+    func cutBack() -> Bool {
         preallocation = JournalPreallocation(fileSize: size)
         return ftruncate(fd, off_t(size)) == 0
     }
 
-    private func perform(_ actions: [CommitPipeline.Action]) {
+    func perform(_ actions: [CommitPipeline.Action]) {
         for action in actions {
             switch action {
-            case .sync(let serial, let upTo):
+            case .sync(let serial, _):
                 gatherTimer?.stop()
-                if diskBusy { deferredSync = (serial, upTo) } else { startSync(serial: serial) }
+                if diskBusy { deferredSync = serial } else { startSync(serial: serial) }
             case .acknowledge(let upTo):
                 onEvent?(.settled(upTo: upTo))
             case .fail(let after, let reason):
@@ -314,26 +206,38 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
     }
 
-    private func reportOutage(_ text: String) {
+    func reportOutage(_ text: String) {
         guard outage == nil else { return }
         outage = text
         logger.error("journal: \(text); changes get ERR 507 until the journal can be written again")
     }
 
-    private func startSync(serial: Int) {
+    /// What a sync job found: the sync's failure (or the journal's removal), and the free
+    /// space when it was read.
+    struct SyncOutcome: Sendable {
+        var error: String?
+        var free: Int?
+    }
+
+    func startSync(serial: Int) {
         diskBusy = true
         let fd = self.fd
         let started = MonotonicClock.nanoseconds()
         // A sync of a file the next start will not find saves nothing: that is a failure too.
-        // Checked at most once a second: two more system calls on every sync cost `always`
+        // The link count is read after every sync (one fstat, off the loop); the path, and the
+        // free space, at most once a second: two more system calls on every sync cost `always`
         // about a tenth of its changes per second at one client (measured).
         let path = journalPath
         let checkPlace = started >= lastPlaceCheck + Self.placeCheckNanoseconds
         if checkPlace { lastPlaceCheck = started }
-        onSyncLane({ JournalFile.sync(fd) ?? (checkPlace ? JournalFile.detached(fd, from: path) : nil) }) { [self] error in
+        onSyncLane({ () -> SyncOutcome in
+            let error = JournalFile.sync(fd) ?? JournalFile.unlinked(fd) ?? (checkPlace ? JournalFile.detached(fd, from: path) : nil)
+            return SyncOutcome(error: error, free: checkPlace ? JournalFile.freeBytes(fd) : nil)
+        }) { [self] outcome in
             diskBusy = false
+            if let free = outcome.free { freeSpace = free }
             let now = MonotonicClock.nanoseconds()
-            perform(pipeline.syncFinished(serial: serial, error: error, at: now, took: now - started))
+            perform(pipeline.syncFinished(serial: serial, error: outcome.error, at: now, took: now - started))
             runDeferredDiskJob()
         }
     }
@@ -341,16 +245,17 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     /// Once a second in `batch` mode: sync what is written; with nothing to sync, check that the
     /// journal is still there, so a state dir removed while the daemon is idle is written again
     /// (the whole state, with the rooms' epochs) before the next change rather than after it.
-    private func tick() {
+    func tick() {
         let actions = pipeline.tick()
         guard actions.isEmpty else { return perform(actions) }
-        guard !diskBusy, !rewriting, compaction == nil, pipeline.refusal == nil, startupRefusal == nil else { return }
+        guard !diskBusy, !rewriting, compaction.phase == .idle, pipeline.refusal == nil, startupRefusal == nil else { return }
         diskBusy = true
         let fd = self.fd
         let path = journalPath
-        onSyncLane({ JournalFile.detached(fd, from: path) }) { [self] removed in
+        onSyncLane({ SyncOutcome(error: JournalFile.detached(fd, from: path), free: JournalFile.freeBytes(fd)) }) { [self] outcome in
             diskBusy = false
-            if let removed, pipeline.refusal == nil, fd == self.fd {
+            if let free = outcome.free { freeSpace = free }
+            if let removed = outcome.error, pipeline.refusal == nil, fd == self.fd {
                 reportOutage(removed)
                 perform(pipeline.refuse(reason: removed))
             }
@@ -358,149 +263,19 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         }
     }
 
-    private func onSyncLane(_ work: @escaping @Sendable () -> String?, then completion: @escaping (String?) -> Void) {
+    func onSyncLane<Result: Sendable>(_ work: @escaping @Sendable () -> Result, then completion: @escaping (Result) -> Void) {
         if let syncLane { syncLane.submit(work, completion: completion) } else { loop.queueWork(work, completion: completion) }
     }
 
-    private func runDeferredDiskJob() {
+    func runDeferredDiskJob() {
         guard !diskBusy else { return }
-        if case .switching? = compaction {
+        if compaction.readyToFinish {
             finishCompaction()
-        } else if let (serial, _) = deferredSync {
+        } else if let serial = deferredSync {
             deferredSync = nil
-            startSync(serial: serial)
+            // A failure since it was asked for ended the sync it stood for.
+            if pipeline.syncing != nil { startSync(serial: serial) }
         }
-    }
-
-    // MARK: - Rewrite after a failure
-
-    /// Writes the whole current state to a fresh journal; until that is synced and in place,
-    /// changes are refused. Retried with a growing delay (100 ms to 2 s).
-    private func startRewrite() {
-        guard !rewriting, let snapshot else { return }
-        if compaction != nil { abandonCompaction("a failure interrupted compaction") }
-        rewriting = true
-        let bytes = encodeSnapshot(snapshot())
-        let (path, temp, dir, lock) = (journalPath, "\(directory)/journal.rewrite", directory, lockFD)
-        loop.queueWork({ () -> (Result<Int32, StateEngineError>, Result<Int32, StateEngineError>?) in
-            let result = JournalFile.replace(path, temp: temp, directory: dir, with: bytes)
-            // A state dir made again has no lock: this daemon takes it again.
-            guard case .success = result, lock >= 0 else { return (result, nil) }
-            return (result, JournalFile.relock(lock, dir))
-        }) { [self] (result, relocked) in
-            rewriting = false
-            switch relocked {
-            case .success(let fresh)?:
-                close(lockFD)
-                lockFD = fresh
-            case .failure(let error)?:
-                logger.error("journal: cannot lock the state dir made again: \(error)")
-            case nil:
-                break
-            }
-            switch result {
-            case .success(let newFD):
-                adopt(newFD, size: bytes.count)
-                liveSize = size
-                rewriteBackoffMs = 100
-                outage = nil
-                logger.notice("journal: rewritten with the whole state (\(size) bytes); accepting changes again")
-                perform(pipeline.rewriteFinished(error: nil))
-            case .failure(let error):
-                perform(pipeline.rewriteFinished(error: "\(error)"))
-                scheduleRewriteRetry()
-            }
-        }
-    }
-
-    private func scheduleRewriteRetry() {
-        let timer = retryTimer ?? UV.Timer(loop: loop)
-        retryTimer = timer
-        timer.start(afterMilliseconds: rewriteBackoffMs) { [unowned self] in self.startRewrite() }
-        rewriteBackoffMs = min(rewriteBackoffMs * 2, 2000)
-    }
-
-    // MARK: - Compaction
-
-    /// A whole journal: every room's state, then this boot's marker.
-    private func encodeSnapshot(_ rooms: [SavedRoom]) -> [UInt8] {
-        JournalCodec.encode(rooms: rooms) + JournalCodec.encode(.opened(bootID: bootID))
-    }
-
-    private func startCompaction() {
-        guard let snapshot, MonotonicClock.milliseconds() >= compactionBackoffUntil else { return }
-        let bytes = encodeSnapshot(snapshot())
-        compaction = .snapshotting(tail: [])
-        let temp = "\(directory)/journal.compact"
-        let snapshotSize = bytes.count
-        loop.queueWork({ () -> Result<Int32, StateEngineError> in
-            let fd = open(temp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { return .failure(StateEngineError(JournalFile.reason(temp))) }
-            if let why = bytes.withUnsafeBytes({ JournalFile.writeAll(fd, $0, at: 0) }) ?? JournalFile.sync(fd) {
-                close(fd)
-                unlink(temp)
-                return .failure(StateEngineError("\(temp): \(why)"))
-            }
-            return .success(fd)
-        }) { [self] result in
-            guard case .snapshotting(let tail)? = compaction else {
-                if case .success(let fd) = result { close(fd); unlink(temp) }
-                return
-            }
-            switch result {
-            case .failure(let error):
-                compaction = nil
-                compactionFailed("\(error)")
-            case .success(let newFD):
-                if let why = tail.withUnsafeBytes({ JournalFile.writeAll(newFD, $0, at: snapshotSize) }) {
-                    close(newFD)
-                    unlink(temp)
-                    compaction = nil
-                    compactionFailed("\(temp): \(why)")
-                    return
-                }
-                liveSize = snapshotSize
-                compaction = .switching(fd: newFD, size: snapshotSize + tail.count)
-                runDeferredDiskJob()
-            }
-        }
-    }
-
-    /// Syncs the new file, renames it over the journal and syncs the directory, as the one
-    /// disk job in flight: a sync queued after it covers the new file.
-    private func finishCompaction() {
-        guard case .switching(let newFD, _)? = compaction else { return }
-        diskBusy = true
-        let (temp, path, dir) = ("\(directory)/journal.compact", journalPath, directory)
-        loop.queueWork({ () -> String? in
-            if let why = JournalFile.sync(newFD) { return "sync: \(why)" }
-            guard rename(temp, path) == 0 else { return JournalFile.reason("rename") }
-            return JournalFile.syncDirectory(dir).map { "directory sync: \($0)" }
-        }) { [self] error in
-            diskBusy = false
-            if let error {
-                abandonCompaction(error)
-            } else if case .switching(let newFD, let newSize)? = compaction {
-                adopt(newFD, size: newSize)
-                compaction = nil
-                logger.info("journal: compacted to \(newSize) bytes")
-            }
-            runDeferredDiskJob()
-        }
-    }
-
-    private func abandonCompaction(_ why: String) {
-        if case .switching(let newFD, _)? = compaction {
-            close(newFD)
-            unlink("\(directory)/journal.compact")
-        }
-        compaction = nil
-        compactionFailed(why)
-    }
-
-    private func compactionFailed(_ why: String) {
-        logger.warning("journal: compaction failed (\(why)); trying again in 10 s")
-        compactionBackoffUntil = MonotonicClock.milliseconds() + 10_000
     }
 
     // MARK: - Stop
@@ -512,11 +287,11 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         guard fd >= 0 else { return }
         // Not while refusing: after a failed write or rewrite the journal's end is not known
         // good, and a start that could not rewrite the journal must leave it as found.
-        if pipeline.refusal == nil, startupRefusal == nil, compaction == nil {
+        if pipeline.refusal == nil, startupRefusal == nil, compaction.phase == .idle {
             // The zeros ahead go: a stopped daemon's journal holds its records only.
             let closed = JournalCodec.encode(.closed)
             let end = size + closed.count
-            if let why = closed.withUnsafeBytes({ JournalFile.writeAll(fd, $0, at: size) })
+            if let why = JournalFile.writeAll(fd, closed, at: size).map({ $0.description })
                 ?? (ftruncate(fd, off_t(end)) == 0 ? nil : String(cString: strerror(errno))) ?? JournalFile.sync(fd)
             {
                 logger.error("journal: cannot record a clean stop: \(why)")

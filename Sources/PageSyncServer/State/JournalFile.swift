@@ -2,25 +2,62 @@
 import Glibc
 #endif
 
+/// A failed file operation: its one-line reason and the errno behind it.
+struct FileFailure: Error, CustomStringConvertible {
+    /// The errno of the call that failed (0 when the failure has none).
+    var code: Int32
+    /// The one-line reason.
+    var description: String
+
+    init(code: Int32 = errno, _ what: String? = nil) {
+        self.code = code
+        let text = String(cString: strerror(code))
+        self.description = what.map { "\($0): \(text)" } ?? text
+    }
+
+    /// A failure whose reason is already written out.
+    init(code: Int32, reason: String) {
+        self.code = code
+        self.description = reason
+    }
+
+    /// The disk, or the user's quota on it, is full: compaction may make room.
+    var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+}
+
 /// Plain POSIX file operations of the journal, each failing with a one-line reason.
 enum JournalFile {
     static func reason(_ what: String, _ code: Int32 = errno) -> String {
         "\(what): \(String(cString: strerror(code)))"
     }
 
-    /// Creates `path` and its parents (mode 0700), like `mkdir -p`.
+    /// Creates `path` and its parents (mode 0700), like `mkdir -p`, and syncs the directory
+    /// holding each one it made, so a power loss cannot drop a directory a journal was then
+    /// written into (POSIX makes a new entry durable only once its directory is synced).
     static func makeDirectory(_ path: String) throws(StateEngineError) {
         var st = stat()
         if stat(path, &st) == 0 {
             guard (st.st_mode & S_IFMT) == S_IFDIR else { throw StateEngineError("\(path): not a directory") }
             return
         }
+        var parent = path.hasPrefix("/") ? "/" : "."
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw StateEngineError(reason(prefix)) }
+            if mkdir(prefix, 0o700) == 0 {
+                if let why = syncDirectory(parent) { throw StateEngineError("\(parent): sync: \(why)") }
+            } else if errno != EEXIST {
+                throw StateEngineError(reason(prefix))
+            }
+            parent = prefix
             prefix += "/"
         }
+    }
+
+    /// Whether `path` names an existing file (of any kind).
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
     }
 
     /// Takes `<directory>/lock` (an exclusive `flock`, held while the descriptor is open; the
@@ -80,24 +117,29 @@ enum JournalFile {
 
     /// Writes all of `bytes` to `fd` at `offset` (`pwrite`: journal files are not opened
     /// with O_APPEND, under which Linux ignores the offset); nil on success, else why not.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> String? {
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> FileFailure? {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
             if n < 0 {
                 if errno == EINTR { continue }
-                return String(cString: strerror(errno))
+                return FileFailure()
             }
             done += n
         }
         return nil
     }
 
+    /// ``writeAll(_:_:at:)`` of an array.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], at offset: Int) -> FileFailure? {
+        bytes.withUnsafeBytes { writeAll(fd, $0, at: offset) }
+    }
+
     /// 64 KiB of zeros, the unit of ``zeroFill(_:_:)``.
     private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
 
     /// Writes zeros over `range` of `fd` (``JournalPreallocation``); nil on success, else why not.
-    static func zeroFill(_ fd: Int32, _ range: Range<Int>) -> String? {
+    static func zeroFill(_ fd: Int32, _ range: Range<Int>) -> FileFailure? {
         var offset = range.lowerBound
         while offset < range.upperBound {
             let count = min(zeros.count, range.upperBound - offset)
@@ -130,6 +172,24 @@ enum JournalFile {
             return "the journal file was moved or replaced"
         }
         return nil
+    }
+
+    /// Why the open journal `fd` is no longer linked into any directory (the state dir or the
+    /// file was removed), or nil. One `fstat`, no path lookup: cheap enough for every group.
+    /// Records written to such a file are lost at the next start.
+    static func unlinked(_ fd: Int32) -> String? {
+        var open = stat()
+        guard fstat(fd, &open) == 0 else { return String(cString: strerror(errno)) }
+        return open.st_nlink == 0 ? "the journal file was removed" : nil
+    }
+
+    /// The bytes an unprivileged writer may still use on the file system holding `fd`, or nil
+    /// when it cannot be read.
+    static func freeBytes(_ fd: Int32) -> Int? {
+        var fs = statvfs()
+        guard fstatvfs(fd, &fs) == 0 else { return nil }
+        let (free, overflow) = Int(clamping: fs.f_bavail).multipliedReportingOverflow(by: Int(clamping: fs.f_frsize))
+        return overflow ? Int.max : free
     }
 
     /// Syncs a directory, so a rename in it is on the device.

@@ -85,6 +85,25 @@ import PageSyncCore
         #expect(p.synced == 1 && p.acceptsChanges)
     }
 
+    @Test func aDirectorySyncThatFailedAfterACompactionIsAFailedSync() {
+        // The compacted file was renamed over the journal while a sync of the groups written
+        // meanwhile waited: nothing unsynced is acknowledged, and the journal is written again.
+        var p = CommitPipeline(mode: .always)
+        let first = p.didWrite(group: 1)
+        #expect(first == [.sync(serial: 1, upTo: 1)])
+        let failed = p.syncFailed(reason: "directory sync after compaction: EIO")
+        #expect(failed == [
+            .fail(after: 0, reason: "sync failed: directory sync after compaction: EIO"), .acknowledge(upTo: 1), .rewrite,
+        ])
+        #expect(p.syncing == nil, "the sync waiting behind the compaction is moot")
+        let moot = p.syncFinished(serial: 1, error: nil)
+        #expect(moot == [])
+        var b = CommitPipeline(mode: .batch)
+        _ = b.didWrite(group: 1)
+        let batch = b.syncFailed(reason: "EIO")
+        #expect(batch == [.fail(after: 1, reason: "sync failed: EIO"), .rewrite], "acknowledged groups stand")
+    }
+
     @Test func groupsSkippedWhileRefusingSettleAtOnceInBothModes() {
         for mode in Durability.allCases {
             var p = CommitPipeline(mode: mode)

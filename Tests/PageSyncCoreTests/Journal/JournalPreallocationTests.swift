@@ -71,18 +71,34 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
         }
     }
 
-    @Test func aTornRecordBeforeTheZerosIsStillATornTail() {
+    @Test func aRecordCutShortBeforeTheZerosIsATornWriteOnlyAtAPageBoundary() {
+        // A crash stops a write at a page boundary: the record's first bytes reached the file up
+        // to it, the rest is still the zeros written ahead. A record cut anywhere else is damage
+        // (JournalDamageTests has the rule in full).
         let records: [JournalRecord] = [.opened(bootID: "boot-1"), .room(saved("a", page: 2, version: 1)), .room(saved("a", page: 3, version: 2))]
         let whole = journal(records)
         let lastStart = journal(Array(records.dropLast())).count
         let fileSize = whole.count + 1000
         for cut in lastStart + 1..<whole.count {
-            // The record's first bytes reached the file, the rest is still the zeros written ahead.
             let bytes = Array(whole[..<cut]) + [UInt8](repeating: 0, count: fileSize - cut)
             let r = JournalRecovery(scanning: bytes)
-            #expect(r.damage == [.tornTail(offset: lastStart, droppedBytes: fileSize - lastStart)], "cut at \(cut)")
+            #expect(r.damage == [.damagedTail(offset: lastStart, droppedBytes: fileSize - lastStart)], "cut at \(cut)")
             #expect(r.rooms["a"] == saved("a", page: 2, version: 1))
         }
+        let (straddling, start) = JournalBuilder.straddling(before: records, last: .room(saved("a", page: 4, version: 3)))
+        let cut = Array(straddling[..<JournalTail.pageSize]) + [UInt8](repeating: 0, count: chunk)
+        #expect(JournalRecovery(scanning: cut).damage == [.tornWrite(offset: start, droppedBytes: cut.count - start)])
+    }
+
+    @Test func zerosAheadAreSizedToTheFreeSpace() {
+        #expect(JournalPreallocation.ahead(free: nil) == chunk)
+        #expect(JournalPreallocation.ahead(free: 100 << 20) == chunk)
+        #expect(JournalPreallocation.ahead(free: 200 << 10) == 48 << 10, "a quarter, in whole pages")
+        #expect(JournalPreallocation.ahead(free: 16_383) == 0, "less than a page: none")
+        #expect(JournalPreallocation.ahead(free: -5) == 0)
+        let p = JournalPreallocation(fileSize: 1000)
+        #expect(p.fill(writing: 50, at: 1000, free: 64 << 10) == 1000..<(1050 + (16 << 10)))
+        #expect(p.fill(writing: 50, at: 1000, free: 8 << 10) == nil, "no room for zeros: the records are appended")
     }
 
     @Test func zerosWithARecordAfterThemAreLostRecords() {

@@ -34,25 +34,30 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
         #expect(r.lastBootID == "boot-1" && !r.closedCleanly)
     }
 
-    @Test func aTornTailAtAnyByteIsDroppedAndEveryWholeRecordKept() {
+    @Test func aCutAnywhereButAPageBoundaryIsDamageAndStartsANewEpoch() {
+        // A crash cuts a write only at a page boundary: a cut elsewhere is the file's damage,
+        // and the dropped record may have been acknowledged.
         let whole = journal(records)
         let lastStart = journal(Array(records.dropLast())).count
         for cut in lastStart + 1..<whole.count {
-            let r = JournalRecovery(scanning: Array(whole[..<cut]))
-            #expect(r.damage == [.tornTail(offset: lastStart, droppedBytes: cut - lastStart)], "cut at \(cut)")
-            #expect(r.validLength == lastStart)
-            #expect(r.rooms["a"] == saved("a", page: 2, version: 1), "the version before, never an invented one")
-            #expect(!r.lostRecords)
-            #expect(r.newEpochReason(currentBootID: "boot-1") == nil, "a crash on the same boot keeps the epoch")
+            for zerosAfter in [0, 100] {
+                let r = JournalRecovery(scanning: Array(whole[..<cut]) + [UInt8](repeating: 0, count: zerosAfter))
+                #expect(r.damage == [.damagedTail(offset: lastStart, droppedBytes: cut + zerosAfter - lastStart)], "cut at \(cut)")
+                #expect(r.validLength == lastStart)
+                #expect(r.rooms["a"] == saved("a", page: 2, version: 1), "the version before, never an invented one")
+                #expect(r.newEpochReason(currentBootID: "boot-1") == "the journal's last record is damaged")
+            }
         }
     }
 
-    @Test func strayBytesAfterTheLastRecordAreATornTail() {
-        // The case: 37 stray bytes appended to a state file gave a nonsense version.
+    @Test func strayBytesAfterTheLastRecordAreDamage() {
+        // 37 stray bytes appended to a state file once gave a nonsense version: now they are
+        // dropped, and since nothing says what they were, the rooms start a new epoch.
         let bytes = journal(records) + Array("pad=-------------------------------\n".utf8)
         let r = JournalRecovery(scanning: bytes)
         #expect(r.rooms["a"]?.version == 2)
-        #expect(r.damage == [.tornTail(offset: journal(records).count, droppedBytes: 36)])
+        #expect(r.damage == [.damagedTail(offset: journal(records).count, droppedBytes: 36)])
+        #expect(r.newEpochReason(currentBootID: "boot-1") != nil)
     }
 
     @Test func aCorruptRecordInTheMiddleIsLostRecordsAndLaterOnesAreKept() {
@@ -84,9 +89,11 @@ private func journal(_ records: [JournalRecord]) -> [UInt8] {
     }
 
     @Test func aTrustedJournalStartsAsSavedWithoutARewrite() {
-        let r = JournalRecovery(scanning: Array(journal(records + [.room(saved("a", page: 4, version: 3))]).dropLast(5)))
+        let (bytes, lastStart) = JournalBuilder.straddling(before: records, last: .room(saved("a", page: 4, version: 3)))
+        let r = JournalRecovery(scanning: Array(bytes[..<JournalTail.pageSize]))
+        #expect(r.damage == [.tornWrite(offset: lastStart, droppedBytes: JournalTail.pageSize - lastStart)])
         let start = r.start(currentBootID: "boot-1", newEpoch: Epoch(99))
-        #expect(start.rooms == r.rooms && start.newEpochReason == nil && !start.rewrite, "a torn tail keeps the epoch")
+        #expect(start.rooms == r.rooms && start.newEpochReason == nil && !start.rewrite, "a write cut by the crash keeps the epoch")
     }
 
     @Test func aNewEpochIsInEveryRoomAndTheJournalIsRewrittenWithIt() {
