@@ -259,6 +259,11 @@ final class Daemon: @unchecked Sendable {
         process.send(signal: signal)
     }
 
+    /// The daemon will end by itself (killed by a fault it was started under): not a failure.
+    func expectExitWithoutSignal() {
+        exitExpected.store(true, ordering: .relaxed)
+    }
+
     /// `kill -9`.
     func kill9() {
         send(signal: SIGKILL)
