@@ -86,7 +86,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: staticSwiftRuntime),
         .executableTarget(name: "pagesync", dependencies: [
-            "PagerShell",
+            "PagerShell", "PageSyncCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: staticSwiftRuntime),
         .executableTarget(

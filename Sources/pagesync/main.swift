@@ -1,4 +1,5 @@
 import ArgumentParser
+import PageSyncCore
 import PagerShell
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,8 @@ struct PageSync: ParsableCommand {
         Documents named .md or .markdown are rendered as markdown (headings, emphasis, lists, \
         quotes, code and tables); --plain shows their text, --markdown renders any document. \
         NO_COLOR drops colours and TERM=dumb every escape sequence.
-        """)
+        """,
+        version: PageSyncVersion.current)
 
     @Argument(help: ArgumentHelp(
         "The server, HOST:PORT, or tls://HOST:PORT for TLS (default 127.0.0.1:7777, or $PAGESYNC_SERVER when set; tls://HOST means port 7778).",

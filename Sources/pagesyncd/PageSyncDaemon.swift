@@ -33,7 +33,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
             config, the TLS certificate and key, and re-indexes every document without \
             dropping clients; `pagesyncd --reload PID` sends it (the systemd units' \
             ExecReload=, without /bin/kill).
-            """)
+            """,
+        version: PageSyncVersion.current)
 
     @Argument(help: "Documents to serve, one room per file (UTF-8 text).")
     var files: [String] = []

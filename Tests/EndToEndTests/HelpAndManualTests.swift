@@ -1,4 +1,5 @@
 import Foundation
+import PageSyncCore
 import Testing
 
 /// What a user reads before anything runs: `--help` of both binaries, the generated man pages
@@ -79,6 +80,15 @@ struct HelpAndManualTests {
         for row in table {
             #expect(row.hasPrefix("  "), "a key-table row wrapped: '\(row)'")  // every row starts indented
         }
+    }
+
+    @Test("--version of both binaries prints PageSyncVersion.current, which `make deb` names the package after",
+          arguments: ["pagesyncd", "pagesync"])
+    func version(program: String) async throws {
+        let binary = program == "pagesyncd" ? try Binaries.pagesyncd() : try Binaries.path(of: program)
+        let result = try await runProcess(binary, ["--version"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == PageSyncVersion.current, "\(result.output)")
     }
 
     /// The pages `make man` generates, which `make install` installs (scripts/test runs `make man`).
