@@ -45,20 +45,23 @@ let package = Package(
         // /usr/include/hiredis and the module map links -lhiredis.
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
         // libyaml (libyaml-dev), for the config file. Its module map links nothing: the
-        // daemon links libyaml.a (see PageSyncServer), so no libyaml .so is needed at run time.
+        // daemon links libyaml (see PageSyncServer).
         .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
         // cmark-gfm, GitHub's CommonMark parser with its table extension (libcmark-gfm-dev,
         // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
-        // are in /usr/include. The module map links nothing: PageSyncPager links both .a files,
-        // so the installed pager needs no cmark .so at run time.
+        // are in /usr/include. The module map links nothing: PageSyncPager links both.
         .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
         // Pure too: CCmark only parses markdown text into a tree (CmarkParser.swift).
+        // Debian's C libraries are linked as shared libraries, as Debian's policy (4.13) asks and
+        // lintian checks (embedded-library): a security update of libyaml or cmark-gfm reaches
+        // the installed binaries without a rebuild, and the package depends on them through
+        // dpkg-shlibdeps. Only the Swift runtime, which Debian does not ship, is static.
         .target(
             name: "PageSyncPager", dependencies: ["PageSyncCore", "CCmark"],
-            linkerSettings: [.linkedLibrary(":libcmark-gfm-extensions.a"), .linkedLibrary(":libcmark-gfm.a")]),
+            linkerSettings: [.linkedLibrary("cmark-gfm-extensions"), .linkedLibrary("cmark-gfm")]),
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).
@@ -74,7 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
-            linkerSettings: [.linkedLibrary(":libyaml.a")]),
+            linkerSettings: [.linkedLibrary("yaml")]),
 
         // The pager's imperative shell: TTY, TCP, timers and signals around PagerModel.
         .target(name: "PagerShell", dependencies: ["PageSyncPager", "PageSyncCore", "UV"]),

@@ -7,7 +7,8 @@
 
 # Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon);
 # libyaml reads the config file; cmark-gfm and its extensions (tables) render markdown in the
-# pager (all three are linked statically: the installed binaries need none of them).
+# pager. Each -dev package pulls its shared library, which the binaries link (the Debian package
+# depends on those: libuv1, libssl3, libhiredis0.14, libyaml-0-2, libcmark-gfm*).
 PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
 # (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,

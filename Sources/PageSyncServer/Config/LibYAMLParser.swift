@@ -1,7 +1,7 @@
 import CYAML
 import PageSyncCore
 
-/// Parses YAML with libyaml (Debian's `libyaml-dev`, linked statically) into a
+/// Parses YAML with libyaml (Debian's `libyaml-dev`; `libyaml-0-2` at run time) into a
 /// ``YAMLNode``. Only the C calls live here: the events go to ``YAMLTreeBuilder`` and what
 /// the tree means is ``YAMLConfig``'s.
 package enum LibYAMLParser {
