@@ -5,6 +5,8 @@
 #   sudo make install         stripped binaries, systemd units, sample config, man pages
 #   sudo make uninstall       removes what install put there (edited config files are kept)
 #   make install DESTDIR=/tmp/stage PREFIX=/usr    for packaging
+#   make deb                  pagesync_<version>-<revision>_<arch>.deb from the same release build
+#                             and man pages (see the deb target below)
 #   make test | make bench | make man | make check-static
 #
 # Where things go (PREFIX=/usr/local, DESTDIR empty):
@@ -59,7 +61,7 @@ INSTALL      ?= install
 INSTALL_BIN  := $(INSTALL) -m 0755 $(STRIP)
 INSTALL_DATA := $(INSTALL) -m 0644
 
-.PHONY: all build man install uninstall test bench check-static clean
+.PHONY: all build man install uninstall deb test bench check-static clean
 
 all: build
 
@@ -131,6 +133,22 @@ uninstall:
 	fi
 	@if [ -d "$(DESTDIR)$(CONFDIR)" ]; then find "$(DESTDIR)$(CONFDIR)" -depth -type d -empty -delete; fi
 	@if [ -z "$(DESTDIR)" ]; then echo "Now: systemctl daemon-reload"; fi
+
+# The Debian package: the release build and man pages above (built first unless NO_BUILD=1 and
+# NO_MAN=1), staged with `make install PREFIX=/usr` in $(SCRATCH)/deb/root, then packed by
+# packaging/deb/build-deb (Depends from dpkg-shlibdeps, conffiles, maintainer scripts; needs
+# dpkg-dev) into DEB_DIR. The version is what the built `pagesyncd --version` prints, and the
+# Debian revision counts the commits, so a package built from a newer checkout upgrades an
+# older one (`make deb DEB_REVISION=N` sets it).
+DEB_DIR      ?= .
+DEB_REVISION ?= $(shell git rev-list --count HEAD 2>/dev/null || echo 1)
+DEB_STAGE    := $(SCRATCH)/deb/root
+
+deb: $(if $(NO_BUILD),,build) $(if $(NO_MAN),,man)
+	@rm -rf "$(DEB_STAGE)" && mkdir -p "$(DEB_STAGE)"
+	@$(MAKE) --no-print-directory install NO_BUILD=1 NO_MAN=1 PREFIX=/usr DESTDIR="$(abspath $(DEB_STAGE))" >/dev/null
+	@deb=$$(DEB_REVISION="$(DEB_REVISION)" packaging/deb/build-deb "$(DEB_STAGE)" "$(DEB_DIR)") && \
+	echo "  DEB  $$deb ($$(du -k "$$deb" | cut -f1) KiB)"
 
 test:
 	scripts/test
