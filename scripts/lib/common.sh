@@ -15,6 +15,10 @@ PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml
 # certificates for the TLS tests and the README's `socat - OPENSSL:...`, a real redis-server for the
 # Redis engine's tests).
 PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl socat redis-server)
+# `make deb` (dpkg-dev: dpkg-shlibdeps, dpkg-gencontrol) and scripts/package-test, which scripts/test
+# runs as root: lintian, and a minimal Debian 12 made with debootstrap and booted with
+# systemd-nspawn (systemd-container).
+PAGESYNC_DEB_PACKAGES=(dpkg-dev lintian debootstrap systemd-container)
 # The servers scripts/bench compares pagesyncd with (scripts/test runs `scripts/bench --quick`).
 PAGESYNC_BENCH_PACKAGES=(redis-server nats-server)
 
