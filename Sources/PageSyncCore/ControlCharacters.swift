@@ -21,12 +21,14 @@ public enum ControlCharacters {
         return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
-    /// `text` with every control character replaced by a space. Invalid UTF-8 cannot
-    /// occur in a `String`; the result holds no control character, so no LF or CR either.
-    public static func replacingControls(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+    /// `text` with every control character replaced by a space (tabs too, unless `keepingTabs`).
+    /// Invalid UTF-8 cannot occur in a `String`; the result holds no control character but
+    /// the tabs kept, so no LF or CR.
+    public static func replacingControls(_ text: String, keepingTabs: Bool = false) -> String {
+        func replaced(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) && !(keepingTabs && scalar == "\t") }
+        guard text.unicodeScalars.contains(where: replaced) else { return text }
         var out = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars { out.append(isControl(scalar) ? " " : scalar) }
+        for scalar in text.unicodeScalars { out.append(replaced(scalar) ? " " : scalar) }
         return String(out)
     }
 }

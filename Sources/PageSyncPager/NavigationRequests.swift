@@ -20,7 +20,7 @@ package struct NavigationIntent: Equatable, Sendable {
 /// The one navigation command in flight, as sent.
 struct NavigationRequest: Equatable, Sendable {
     var intent: NavigationIntent
-    var command: String
+    var command: Command
     var basePage: Int
     var target: Int
 }
@@ -62,16 +62,16 @@ package enum NavigationRequests {
         return nil
     }
 
-    /// The conditional command that asks for `intent` reaching `target` at room version `version`.
-    package static func command(for intent: NavigationIntent, target: Int, version: UInt64) -> String {
-        let verb: String
+    /// The conditional command that asks for `intent` reaching `target` (>= 1) at room version `version`.
+    package static func command(for intent: NavigationIntent, target: Int, version: UInt64) -> Command {
+        let navigation: Navigation
         switch (intent.base, intent.offset) {
-        case (.current, 1): verb = "NEXT"
-        case (.current, -1): verb = "PREV"
-        case (.first, 0): verb = "FIRST"
-        case (.last, 0): verb = "LAST"
-        default: verb = "GOTO \(target)"
+        case (.current, 1): navigation = .next
+        case (.current, -1): navigation = .previous
+        case (.first, 0): navigation = .first
+        case (.last, 0): navigation = .last
+        default: navigation = .goto(PageNumber(target) ?? .first)
         }
-        return "\(verb) IF \(version)"
+        return .navigate(navigation, ifVersion: version)
     }
 }

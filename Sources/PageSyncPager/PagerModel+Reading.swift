@@ -42,7 +42,7 @@ extension PagerModel {
         guard texts.needs(key) else { return }
         texts.markRequested(key)
         outstanding.append(.text(key))
-        fx.append(.send("TEXT \(key.page)"))
+        fx.append(.send(.text(PageNumber(key.page) ?? .first)))
     }
 
     mutating func storeText(_ lines: [String], for key: PageKey) {
@@ -234,7 +234,7 @@ extension PagerModel {
                                                    screen: contentHeight) else { return }
         longPage?.window.markRequested(offset)
         outstanding.append(.piece(long.key, from: offset))
-        fx.append(.send("TEXT \(long.key.page) FROM \(offset)"))
+        fx.append(.send(.textFrom(PageNumber(long.key.page) ?? .first, offset: offset)))
     }
 
     /// A piece of the long page `key` arrived (the answer to `TEXT <n> FROM <from>`).

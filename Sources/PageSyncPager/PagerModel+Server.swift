@@ -7,8 +7,8 @@ extension PagerModel {
         if awaitingFirstLine {
             awaitingFirstLine = false
             // A pagesync server speaks first: its greeting, or ERR/BYE (full, shutting down).
-            if case .line(let line) = msg, !["HELLO", "ERR", "BYE"].contains(line.kind) {
-                let said = Layout.truncate(Sanitizer.plainText(([Substring(line.kind)] + line.words).joined(separator: " ")), toWidth: 80)
+            if case .line(let line) = msg, ![.hello, .error, .bye].contains(line.kind) {
+                let said = Layout.truncate(Sanitizer.plainText(([line.head] + line.words).joined(separator: " ")), toWidth: 80)
                 return handleDisconnect("not a pagesync server (it said: \(said))", &fx)
             }
         }
@@ -33,14 +33,14 @@ extension PagerModel {
             flush(&fx)
         case .line(let line):
             switch line.kind {
-            case "HELLO": handleHello(line, &fx)
-            case "PAGE":
+            case .hello: handleHello(line, &fx)
+            case .page:
                 reconcile(line)
-            case "OK", "ERR":
+            case .ok, .error:
                 guard !outstanding.isEmpty else {
                     // An ERR nobody asked for (`ERR 503 server full` before a greeting) is the server's
                     // reason for closing: kept like a BYE, so the refused reconnects after it do not hide it.
-                    if line.kind == "ERR" {
+                    if line.kind == .error {
                         farewell = line.text
                         message = line.text
                     }
@@ -48,10 +48,10 @@ extension PagerModel {
                 }
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
-            case "BYE":
+            case .bye:
                 farewell = line.text
                 message = "server: " + line.text
-            default:
+            case .other:
                 break
             }
         }
@@ -74,15 +74,15 @@ extension PagerModel {
         clientName = line.fields["name"]
         if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
         if let name = options.name, name != clientName {
-            fx.append(.send("NAME \(name)"))
+            fx.append(.send(.name(name)))
             outstanding.append(.name)
         }
         if let target = rejoinRoom, target != view.name {
-            fx.append(.send("JOIN \(target)"))
+            fx.append(.send(.join(target)))
             outstanding.append(.join)
         }
         if let token = options.token {
-            fx.append(.send("AUTH \(token)"))
+            fx.append(.send(.auth(token)))
             outstanding.append(.auth)
         }
     }
@@ -92,7 +92,7 @@ extension PagerModel {
         case .navigation:
             let request = inFlight
             inFlight = nil
-            if line.kind == "OK" {
+            if line.kind == .ok {
                 reconcile(line)
                 if let request, request.intent.pull, let room, room.page == request.target,
                    mode == .detached(viewPage: request.target) {
@@ -122,23 +122,23 @@ extension PagerModel {
                 }
             }
         case .piece(let key, _):
-            if line.kind == "ERR" { pieceFailed(key, because: line.text) }
+            if line.kind == .error { pieceFailed(key, because: line.text) }
         case .text(let key):
-            if line.kind == "ERR" {
+            if line.kind == .error {
                 storeText(["[page \(key.page) could not be loaded: \(line.text)]"], for: key)
                 message = line.text
             }
         case .name:
-            if line.kind == "OK" { clientName = line.words.dropFirst().first.map(String.init) ?? clientName }
+            if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }
             else { message = line.text }
         case .join:
-            if line.kind == "OK", let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) {
+            if line.kind == .ok, let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) {
                 takeWhole(view)
             } else {
                 message = line.text
             }
         case .auth:
-            if line.kind == "OK" {
+            if line.kind == .ok {
                 room?.control = line.yesNo("control") ?? true
             } else {
                 message = line.text

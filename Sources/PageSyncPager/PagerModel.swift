@@ -72,7 +72,7 @@ public struct PagerModel: Sendable {
     /// Your name as the server knows it.
     public internal(set) var clientName: String?
     /// The navigation command in flight, as sent (nil when none).
-    public var navigationInFlight: String? { inFlight?.command }
+    public var navigationInFlight: Command? { inFlight?.command }
     /// Whether the help screen is shown.
     public internal(set) var showingHelp = false
 

@@ -1,3 +1,5 @@
+import PageSyncCore
+
 /// A terminal's size in character cells.
 public struct TerminalSize: Equatable, Sendable {
     /// Columns (width).
@@ -114,8 +116,8 @@ public enum PagerEvent: Equatable, Sendable {
 
 /// What the shell must do after an event, in order.
 public enum PagerEffect: Equatable, Sendable {
-    /// Write this command line, followed by LF, to the server.
-    case send(String)
+    /// Write this command to the server (``CommandEncoder/bytes(_:)``).
+    case send(Command)
     /// Close the current connection if any, and after the delay connect again; then report
     /// ``PagerEvent/connected`` or ``PagerEvent/disconnected(reason:)``.
     case connect(afterMilliseconds: Int)

@@ -7,7 +7,7 @@ package enum RoomUpdates {
     package static func fullView(_ line: WireLine, control: Bool) -> RoomView? {
         guard let name = line.fields["room"], let page = line.int("page"), let pages = line.int("pages"),
               let version = line.version, pages >= 1 else { return nil }
-        let by = line.fields["by"].flatMap { $0 == "-" ? nil : $0 }
+        let by = line.by ?? nil
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
                         epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
                         control: control, file: line.fields["file"])
@@ -28,10 +28,10 @@ package enum RoomUpdates {
                 if let epoch = line.fields["epoch"] { r.epoch = epoch }
                 r.pageCount = pages
                 r.page = min(max(1, page), pages)
-                if let by = line.fields["by"] { r.by = by == "-" ? nil : by }
+                if let by = line.by { r.by = by }
                 if let doc = line.fields["doc"] { r.doc = doc }
             } else if v == r.version {
-                if let by = line.fields["by"] { r.by = by == "-" ? nil : by }
+                if let by = line.by { r.by = by }
                 if let doc = line.fields["doc"] { r.doc = doc }
             }
         }

@@ -104,8 +104,8 @@ final class InteractivePager {
         for effect in effects {
             guard outcome == nil else { return }
             switch effect {
-            case .send(let line):
-                connection?.write(Array(line.utf8) + [0x0A])
+            case .send(let command):
+                connection?.write(CommandEncoder.bytes(command))
             case .connect(let delay):
                 connect(afterMilliseconds: delay)
             case .repaint:

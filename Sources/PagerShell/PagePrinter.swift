@@ -14,8 +14,8 @@ import UV
 struct PagePrintSteps {
     /// What the shell must do.
     enum Action: Equatable {
-        /// Write this command line (plus LF) to the server.
-        case send(String)
+        /// Write this command to the server (``CommandEncoder/bytes(_:)``).
+        case send(Command)
         /// Print these page lines to stdout.
         case print([String])
         /// Stop: exit with `status`, printing `message` (if any) to stderr.
@@ -47,19 +47,19 @@ struct PagePrintSteps {
             return []
         case .greeting:
             let wire = WireLine(parsing: line)
-            guard let wire, wire.kind == "HELLO" else { return fail(line) }
+            guard let wire, wire.kind == .hello else { return fail(line) }
             if let room, wire.fields["room"] != room {
                 phase = .joining
-                return [.send("JOIN \(room)")]
+                return [.send(.join(room))]
             }
             phase = .header
-            return [.send(wire.int("page").map { "TEXT \($0) FROM 0" } ?? "TEXT")]
+            return [.send(Self.firstPiece(of: wire))]
         case .joining:
-            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "JOIN" else { return fail(line) }
+            guard let wire = WireLine(parsing: line), wire.kind == .ok, wire.words.first == "JOIN" else { return fail(line) }
             phase = .header
-            return [.send(wire.int("page").map { "TEXT \($0) FROM 0" } ?? "TEXT")]
+            return [.send(Self.firstPiece(of: wire))]
         case .header:
-            guard let wire = WireLine(parsing: line), wire.kind == "OK", wire.words.first == "TEXT",
+            guard let wire = WireLine(parsing: line), wire.kind == .ok, wire.words.first == "TEXT",
                   let number = wire.int("page") else { return fail(line) }
             let pieceDoc: String? = wire.fields["doc"].map { String($0) }
             if let page, page != number || doc != pieceDoc {
@@ -98,10 +98,16 @@ struct PagePrintSteps {
         content = []
         guard let page, let next else {
             phase = .done
-            return [.print(lines + (carry.map { [$0] } ?? [])), .send("QUIT"), .finish(status: 0, message: nil)]
+            return [.print(lines + (carry.map { [$0] } ?? [])), .send(.quit), .finish(status: 0, message: nil)]
         }
         phase = .header
-        return [.print(lines), .send("TEXT \(page) FROM \(next)")]
+        return [.print(lines), .send(.textFrom(PageNumber(page) ?? .first, offset: next))]
+    }
+
+    /// `TEXT <n> FROM 0` for the page a greeting (or `OK JOIN`) names, or `TEXT` (the room's
+    /// page) when it names none.
+    private static func firstPiece(of greeting: WireLine) -> Command {
+        greeting.int("page").flatMap(PageNumber.init).map { .textFrom($0, offset: 0) } ?? .text(nil)
     }
 
     /// The connection ended or failed; `reason` says how.
@@ -113,9 +119,8 @@ struct PagePrintSteps {
 
     private mutating func fail(_ line: String) -> [Action] {
         phase = .done
-        var text = Substring(line)
-        if text.hasPrefix("ERR ") { text = text.dropFirst(4) }
-        return [.finish(status: 1, message: "pagesync: the server said: \(text)")]
+        let said = WireLine(parsing: line).map { $0.kind == .error ? $0.words.joined(separator: " ") : line } ?? line
+        return [.finish(status: 1, message: "pagesync: the server said: \(said)")]
     }
 }
 
@@ -195,8 +200,8 @@ final class PagePrinter {
     private func perform(_ actions: [PagePrintSteps.Action]) {
         for action in actions {
             switch action {
-            case .send(let line):
-                connection?.write(Array(line.utf8) + [0x0A])
+            case .send(let command):
+                connection?.write(CommandEncoder.bytes(command))
             case .print(let lines):
                 var text = ""
                 for line in lines { text += line + "\n" }

@@ -28,7 +28,7 @@ struct Harness {
         self.init(options)
         event(.connected)
         let fx = server(line)
-        if let text, fx.contains(where: { if case .send(let s) = $0 { s.hasPrefix("TEXT") } else { false } }),
+        if let text, fx.contains(where: { if case .send(.text) = $0 { true } else { false } }),
            let page = model.displayedPage {
             server(textReply(page: page, doc: model.room?.doc ?? "d1", text))
         }
@@ -52,7 +52,7 @@ struct Harness {
         }
         let fx = model.handle(e)
         effects += fx
-        for case .send(let c) in fx { unanswered.append(c) }
+        for case .send(let c) in fx { unanswered.append(CommandEncoder.line(c)) }
         return fx
     }
 
@@ -83,7 +83,7 @@ struct Harness {
     /// The command lines sent since the last call, and forget them.
     mutating func sent() -> [String] {
         defer { effects = [] }
-        return effects.compactMap { if case .send(let s) = $0 { s } else { nil } }
+        return effects.compactMap { if case .send(let c) = $0 { CommandEncoder.line(c) } else { nil } }
     }
 }
 
@@ -168,10 +168,10 @@ struct Harness {
         h.type(" ")
         #expect(h.sent() == ["NEXT IF 7"])
         #expect(h.model.room?.page == 1)  // no optimistic move
-        #expect(h.model.navigationInFlight == "NEXT IF 7")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "NEXT IF 7")
         h.reply("OK page=2 pages=6 version=8")
         #expect(h.model.room?.page == 2)
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
         #expect(h.sent() == ["TEXT 2"])
         h.answerTexts()
         h.server(pageEvent(page: 2, version: 8, by: "guest-1"))
@@ -226,7 +226,7 @@ struct Harness {
         h.reply("ERR 404 no page 9: this document has 6 pages")
         #expect(h.model.message == "no page 9: this document has 6 pages")
         #expect(h.model.statusText().hasSuffix("no page 9: this document has 6 pages"))
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
     }
 
     @Test func digitsThenOtherKeyCancelsAndActs() {
@@ -270,7 +270,7 @@ struct Harness {
         // the page passed on the way is not fetched.
         #expect(h.sent() == ["GOTO 5 IF 11"])
         h.reply("OK page=5 pages=6 version=12")
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
         #expect(h.model.room?.page == 5)
     }
 
@@ -280,7 +280,7 @@ struct Harness {
         h.type(" bb ")
         h.reply("OK page=4 pages=6 version=2")
         #expect(h.sent().filter { !$0.hasPrefix("TEXT") } == ["NEXT IF 1"])
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
     }
 
     @Test func coalescedPressesBecomeNextWhenNetOne() {
@@ -288,21 +288,21 @@ struct Harness {
         h.type(" ")
         h.type("  b")
         h.reply("OK page=4 pages=6 version=2")
-        #expect(h.model.navigationInFlight == "NEXT IF 2")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "NEXT IF 2")
     }
 
     @Test func coalescedPressesClampAtTheEnd() {
         var h = Harness(hello: hello(page: 4, version: 1))
         h.type("     ")
         h.reply("OK page=5 pages=6 version=2")
-        #expect(h.model.navigationInFlight == "GOTO 6 IF 2")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 6 IF 2")
     }
 
     @Test func coalescedPressesWrapInAWrappingRoom() {
         var h = Harness(hello: hello(page: 5, version: 1, wrap: true))
         h.type("   ")
         h.reply("OK page=6 pages=6 version=2")
-        #expect(h.model.navigationInFlight == "GOTO 2 IF 2")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 2 IF 2")
     }
 
     @Test func gotoAfterPressesReplacesThemAndLaterPressesAddToIt() {
@@ -311,12 +311,12 @@ struct Harness {
         h.type("5g")
         h.type(" ")
         h.reply("OK page=2 pages=6 version=2")
-        #expect(h.model.navigationInFlight == "GOTO 6 IF 2")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 6 IF 2")
         var i = Harness(hello: hello(page: 3, version: 1))
         i.type(" ")
         i.type("{")
         i.reply("OK page=4 pages=6 version=2")
-        #expect(i.model.navigationInFlight == "FIRST IF 2")
+        #expect(i.model.navigationInFlight == .navigate(.first, ifVersion: 2))
     }
 
     @Test func twoPeoplePressingNextMoveTheRoomOnce() {
@@ -328,7 +328,7 @@ struct Harness {
         h.reply("ERR 409 version is 8, not 7 page=4 pages=6 version=8 by=bob doc=d1")
         #expect(h.sent() == ["TEXT 4"])  // no second NEXT
         #expect(h.model.room?.page == 4)
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
         #expect(h.model.message == nil)  // a lost race is not an error to show
     }
 
@@ -346,7 +346,7 @@ struct Harness {
         h.type("   ")  // one in flight, two pending
         _ = h.sent()
         h.reply("ERR 409 version is 8, not 7 page=2 pages=6 version=8 by=bob doc=d1")
-        #expect(h.model.navigationInFlight == "GOTO 4 IF 8")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 4 IF 8")
     }
 
     @Test func conflictOnGotoRetriesTheSameTarget() {
@@ -354,9 +354,9 @@ struct Harness {
         h.type("5g")
         _ = h.sent()
         h.reply("ERR 409 version is 9, not 7 page=2 pages=6 version=9 by=bob doc=d1")
-        #expect(h.model.navigationInFlight == "GOTO 5 IF 9")
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 5 IF 9")
         h.reply("ERR 409 version is 10, not 9 page=5 pages=6 version=10 by=cy doc=d1")
-        #expect(h.model.navigationInFlight == nil)  // someone else already took the room there
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)  // someone else already took the room there
     }
 
     @Test func pastTheEndShowsTheErrorAndReconciles() {
@@ -373,7 +373,7 @@ struct Harness {
         h.type("   ")
         _ = h.sent()
         h.reply("ERR 403 this room needs a control token; send AUTH <token>")
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
         #expect(h.model.room?.control == false)
         #expect(h.sent() == [])
         #expect(h.model.message == "this room needs a control token; send AUTH <token>")
@@ -568,7 +568,7 @@ struct Harness {
         h.type("   ")
         #expect(h.sent() == ["NEXT IF 4"])
         h.event(.disconnected(reason: "connection reset"))
-        #expect(h.model.navigationInFlight == nil)
+        #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
         h.type(" ")
         #expect(h.sent() == [])
         #expect(h.model.message == "not connected: page turns need the server")
@@ -880,29 +880,7 @@ struct Harness {
     }
 }
 
-@Suite struct ServerMessageTests {
-    @Test func parsesFieldsAndWords() {
-        let l = WireLine(parsing: "ERR 409 version is 8, not 7 page=3 pages=6 version=8 by=ann doc=x\r")!
-        #expect(l.kind == "ERR")
-        #expect(l.errorCode == 409)
-        #expect(l.text == "version is 8, not 7")
-        #expect(l.int("page") == 3)
-        #expect(l.version == 8)
-        #expect(WireLine(parsing: "ERR 400 unknown command \"a=b\"")?.text == "unknown command \"a=b\"")
-    }
-
-    @Test func assemblesMultilineReplies() {
-        var a = ReplyAssembler()
-        #expect(a.feed("OK TEXT page=1 pages=1 doc=x bytes=3 lines=2 truncated=no") == nil)
-        #expect(a.feed("..dots") == nil)
-        #expect(a.feed("plain\r") == nil)
-        guard case .multiline(let h, let lines, let truncated) = a.feed(".") else { Issue.record("no reply"); return }
-        #expect(h.words.first == "TEXT")
-        #expect(lines == [".dots", "plain"])
-        #expect(!truncated)
-        #expect(a.feed("OK NAME TEXT") == .line(WireLine(parsing: "OK NAME TEXT")!))
-    }
-
+@Suite struct ReconnectBackoffTests {
     @Test func backoff() {
         #expect(ReconnectBackoff.delay(attempt: 1, unitRandom: 0) == 50)
         #expect(ReconnectBackoff.delay(attempt: 1, unitRandom: 1) == 100)

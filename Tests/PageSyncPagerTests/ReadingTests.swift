@@ -1,5 +1,6 @@
 import Testing
 import PageSyncPager
+import PageSyncCore
 
 @Suite struct ReaderKeysTests {
     @Test func screenKeysAsInLess() {
@@ -84,8 +85,8 @@ import PageSyncPager
         let two = NavigationRequests.combine(NavigationIntent(base: .current, offset: 1), NavigationIntent(base: .current, offset: 1))
         #expect(two == NavigationIntent(base: .current, offset: 2))
         #expect(NavigationRequests.resolve(two, current: 3, room: room) == 5)
-        #expect(NavigationRequests.command(for: two, target: 5, version: 9) == "GOTO 5 IF 9")
-        #expect(NavigationRequests.command(for: NavigationIntent(base: .current, offset: 1), target: 4, version: 9) == "NEXT IF 9")
+        #expect(NavigationRequests.command(for: two, target: 5, version: 9) == .navigate(.goto(PageNumber(5)!), ifVersion: 9))
+        #expect(NavigationRequests.command(for: NavigationIntent(base: .current, offset: 1), target: 4, version: 9) == .navigate(.next, ifVersion: 9))
         let absolute = NavigationRequests.combine(two, NavigationIntent(base: .first, offset: 0))
         #expect(absolute == NavigationIntent(base: .first, offset: 0))
         #expect(NavigationRequests.resolve(NavigationIntent(base: .current, offset: 9), current: 6, room: room) == nil)

@@ -106,6 +106,7 @@ public enum Wire {
         line(text.isEmpty ? "OK" : "OK \(text)")
     }
 
+
     /// `"<header>\n"`, then every line dot-stuffed (a line starting with `.` gets one more
     /// `.` in front), then `".\n"`. A line holding LFs is sent as several lines; any
     /// other control character becomes a space.
@@ -233,81 +234,5 @@ public enum Wire {
         if content.first == UInt8(ascii: ".") { out.append(UInt8(ascii: ".")) }
         out.append(contentsOf: content)
         out.append(0x0A)
-    }
-}
-
-/// Undoes dot-stuffing when reading a multi-line reply.
-public enum DotUnstuffer {
-    /// Returns the content line (one leading `.` removed if present), or nil for the `.`
-    /// line that ends the reply. `line` must not include its LF.
-    public static func unstuff(_ line: Substring) -> Substring? {
-        if line == "." { return nil }
-        if line.first == "." { return line.dropFirst() }
-        return line
-    }
-}
-
-/// A server line split into its kind, its plain words and its `key=value` fields,
-/// for clients and tests.
-public struct WireLine: Equatable, Sendable {
-    /// The first word: `"HELLO"`, `"OK"`, `"ERR"`, `"PAGE"`, `"BYE"` (or, for a content
-    /// line of `ROOMS`/`WHO`, the room or client name).
-    public var kind: String
-    /// The words after `kind` that are not `key=value` fields, in order
-    /// (e.g. `"pagesync/1"`, `"409"`, `"TEXT"`, the words of an error message).
-    public var words: [Substring]
-    /// The `key=value` fields: a word whose key, before the first `=`, is lowercase ASCII
-    /// letters (as every field the server sends). Any other word is a plain word, so an
-    /// error text such as `unknown command "a=b"` stays text. A later duplicate wins.
-    public var fields: [String: String]
-
-    /// Splits a line on spaces. A trailing LF or CRLF is ignored. Nil for a blank line.
-    public init?(parsing line: String) {
-        var text = Substring(line)
-        if text.last == "\n" || text.last == "\r\n" { text = text.dropLast() }
-        if text.last == "\r" { text = text.dropLast() }
-        let parts = text.split(separator: " ")
-        guard let first = parts.first else { return nil }
-        kind = String(first)
-        words = []
-        fields = [:]
-        for part in parts.dropFirst() {
-            if let eq = part.firstIndex(of: "="), eq != part.startIndex,
-                part[..<eq].utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
-            {
-                fields[String(part[..<eq])] = String(part[part.index(after: eq)...])
-            } else {
-                words.append(part)
-            }
-        }
-    }
-
-    /// The numeric code of an `ERR` line (its first word), or nil.
-    public var errorCode: Int? {
-        guard kind == "ERR", let w = words.first else { return nil }
-        return Int(w)
-    }
-
-    /// The text for people: the words of an `ERR` line after its code, or of any other line.
-    public var text: String { words.dropFirst(kind == "ERR" ? 1 : 0).joined(separator: " ") }
-
-    /// Whether this is the `OK` line that opens a multi-line reply (`TEXT`, `HELP`, `ROOMS`, `WHO`).
-    public var startsMultilineReply: Bool {
-        kind == "OK" && ["TEXT", "HELP", "ROOMS", "WHO"].contains(words.first ?? "")
-    }
-
-    /// A field as a whole number, or nil.
-    public func int(_ key: String) -> Int? { fields[key].flatMap { Int($0) } }
-
-    /// The `version` field, or nil.
-    public var version: UInt64? { fields["version"].flatMap { UInt64($0) } }
-
-    /// A `yes`/`no` field as a Bool, or nil.
-    public func yesNo(_ key: String) -> Bool? {
-        switch fields[key] {
-        case "yes": true
-        case "no": false
-        default: nil
-        }
     }
 }

@@ -1,14 +1,16 @@
-// libFuzzer target: CommandParser.parse on any bytes, and the error line it produces.
+// libFuzzer target: CommandParser.parse on any bytes, the error line it produces, and
+// CommandEncoder on every command it returns.
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCommandParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     switch CommandParser.parse(bytes) {
     case .success(let command):
-        if case .ping(let text?) = command {
-            let reply = Wire.ok("PONG \(text)")
-            check(reply)
-        }
+        if case .ping(let text?) = command { check(Wire.ok("PONG \(text)")) }
+        // The encoder is the parser's inverse: what it writes for the command parses back to it.
+        let encoded = CommandEncoder.bytes(command)
+        precondition(encoded.last == 0x0A && !encoded.dropLast().contains(where: { $0 == 0x0A || $0 == 0x0D }), "not one line")
+        precondition(CommandParser.parse(encoded.dropLast()) == .success(command), "encoder: \(command)")
     case .failure(let error):
         check(Wire.error(error))
         if error.closesConnection {

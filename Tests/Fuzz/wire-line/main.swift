@@ -10,7 +10,8 @@ public func fuzzWireLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = line.startsMultilineReply
         _ = line.yesNo("wrap")
         _ = line.int("page")
-        precondition(!line.kind.isEmpty)
+        precondition(!line.head.isEmpty)
+        precondition((line.kind == .other) == !["HELLO", "OK", "ERR", "PAGE", "BYE"].contains(line.head))
     }
     // Stuff the lines (control characters become spaces), then read them back.
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)

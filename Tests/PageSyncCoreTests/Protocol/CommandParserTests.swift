@@ -1,8 +1,9 @@
 import Testing
 import PageSyncCore
 
-/// `CommandParser.parse` of the line's bytes, checked against the server's `parse(bytes:)`.
-private func parse(_ s: String) -> Result<Command, ProtocolError> {
+/// `CommandParser.parse` of the line's bytes, checked against the server's `parse(bytes:)`
+/// (the parser tests and the encoder's round trips).
+func parse(_ s: String) -> Result<Command, ProtocolError> {
     let bytes = Array(s.utf8)
     let result = CommandParser.parse(bytes)
     #expect(bytes.withUnsafeBufferPointer { CommandParser.parse(bytes: $0) } == result, "\(s.debugDescription)")
