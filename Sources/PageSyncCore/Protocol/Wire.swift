@@ -106,6 +106,20 @@ public enum Wire {
         line(text.isEmpty ? "OK" : "OK \(text)")
     }
 
+    /// `OK NAME <name>`: the reply to `NAME`.
+    public static func named(_ name: String) -> [UInt8] { ok("NAME \(name)") }
+
+    /// `OK AUTH control=yes`: the reply to an `AUTH` that granted control.
+    public static func authorized() -> [UInt8] { ok("AUTH control=yes") }
+
+    /// `OK PONG [<text>]`: the reply to `PING [<text>]`.
+    public static func pong(_ text: String?) -> [UInt8] { ok(text.map { "PONG \($0)" } ?? "PONG") }
+
+    /// `OK BYE`: the reply to `QUIT`, after which the server closes the connection.
+    public static func quitting() -> [UInt8] { ok("BYE") }
+
+    /// The reply to `HELP`: `OK HELP`, then ``helpLines``, then `.`.
+    public static func help() -> [UInt8] { multiline(header: "OK HELP", lines: helpLines.map { Substring($0) }) }
 
     /// `"<header>\n"`, then every line dot-stuffed (a line starting with `.` gets one more
     /// `.` in front), then `".\n"`. A line holding LFs is sent as several lines; any

@@ -22,14 +22,15 @@ public enum PresenceRules {
         tick >= 1 && (tick - 1) % heartbeatTicks == 0
     }
 
-    /// A member as other daemons list it: `<name> control=yes|no`.
+    /// A member as other daemons list it: `<name> control=yes|no` (``Wire/whoMember(name:control:)``).
     public static func memberLine(name: String, control: Bool) -> String {
-        "\(name) control=\(control ? "yes" : "no")"
+        Wire.whoMember(name: name, control: control)
     }
 
-    /// One member in a `WHO` reply: its member line and whether it is the asking client.
+    /// One member in a `WHO` reply: its member line and whether it is the asking client
+    /// (``Wire/whoLine(member:isYou:)``).
     public static func whoLine(_ memberLine: String, isYou: Bool) -> String {
-        "\(memberLine) you=\(isYou ? "yes" : "no")"
+        Wire.whoLine(member: memberLine, isYou: isYou)
     }
 
     /// `WHO` across daemons: this daemon's members (in join order, the asker marked) first,

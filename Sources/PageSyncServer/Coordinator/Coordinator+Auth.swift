@@ -14,7 +14,7 @@ extension Coordinator {
     func authenticate(_ token: String, from session: Session, in runtime: RoomRuntime) {
         guard let expected = runtime.config.token else {
             session.control = true
-            stage(session, .bytes(Wire.ok("AUTH control=yes")))
+            stage(session, .bytes(Wire.authorized()))
             return
         }
         let address = PeerAddress.host(ofPeer: session.connection.peerDescription)
@@ -29,7 +29,7 @@ extension Coordinator {
             if tokenVerifier.matches(token, expected: expected) {
                 authLimiter.succeeded(address: address, connection: session.id)
                 session.control = true
-                stage(session, .bytes(Wire.ok("AUTH control=yes")))
+                stage(session, .bytes(Wire.authorized()))
                 return
             }
             let failure = authLimiter.failed(address: address, connection: session.id, now: now)

@@ -96,17 +96,17 @@ extension Coordinator {
                 return
             }
             runtime.rename(session, to: name)
-            stage(session, .bytes(Wire.ok("NAME \(name)")))
+            stage(session, .bytes(Wire.named(name)))
         case .who(let offset):
             if whoAcrossDaemons(runtime, for: session, offset: offset) { return }
             // A bounded page in join order: the reply to one WHO never grows with the room.
             let ids = runtime.members.keys.sorted()
             let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
-            let lines = ids[page.range].compactMap { id -> Substring? in
+            let lines = ids[page.range].compactMap { id -> String? in
                 guard let m = runtime.members[id] else { return nil }
-                return "\(m.name) control=\(m.control ? "yes" : "no") you=\(m === session ? "yes" : "no")"
+                return Wire.whoLine(member: Wire.whoMember(name: m.name, control: m.control), isYou: m === session)
             }
-            stage(session, .bytes(Wire.multiline(header: page.header(total: ids.count), lines: lines)))
+            stage(session, .bytes(Wire.who(page, total: ids.count, lines: lines)))
         case .auth(let token):
             guard AuthTransportPolicy.allowsAuth(encrypted: session.connection.isEncrypted,
                                                  loopback: session.connection.peerIsLoopback,
@@ -117,11 +117,11 @@ extension Coordinator {
             }
             authenticate(token, from: session, in: runtime)
         case .ping(let text):
-            stage(session, .bytes(Wire.ok(text.map { "PONG \($0)" } ?? "PONG")))
+            stage(session, .bytes(Wire.pong(text)))
         case .help:
-            stage(session, .bytes(Wire.multiline(header: "OK HELP", lines: Wire.helpLines.map { Substring($0) })))
+            stage(session, .bytes(Wire.help()))
         case .quit:
-            stage(session, .bytes(Wire.ok("BYE")))
+            stage(session, .bytes(Wire.quitting()))
             closeAfterFlush(session)
         }
     }

@@ -320,12 +320,11 @@ extension Coordinator {
     /// `OK ROOMS`: every room's saved state (or, `current`, its state as it stands);
     /// `clients=` adds `otherClients` (other daemons').
     func roomsReply(otherClients: [String: Int], current: Bool = false) -> [UInt8] {
-        let lines = roomOrder.compactMap { rooms[$0] }.map { r -> Substring in
-            let s = current ? r.room.state : r.saved
-            let clients = r.members.count + (otherClients[r.room.name] ?? 0)
-            return "\(r.room.name) page=\(s.page) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(clients) control=\(r.room.policy.requiresToken ? "token" : "open") wrap=\(r.room.policy.wraps ? "yes" : "no")"
-        }
-        return Wire.multiline(header: "OK ROOMS \(lines.count)", lines: lines)
+        Wire.rooms(roomOrder.compactMap { rooms[$0] }.map { r in
+            RoomListing(name: r.room.name, state: current ? r.room.state : r.saved,
+                        clients: r.members.count + (otherClients[r.room.name] ?? 0),
+                        requiresToken: r.room.policy.requiresToken, wraps: r.room.policy.wraps)
+        })
     }
 
     // MARK: - What the engine reports

@@ -139,7 +139,7 @@ extension Coordinator {
                 let all = PresenceRules.whoLines(local: local, others: others?.first ?? [])
                 // Bounded like a local WHO: one page, `WHO <offset>` for the next.
                 let page = WhoPage(total: all.count, offset: offset, pageSize: me.config.whoPageSize)
-                pending.bytes = Wire.multiline(header: page.header(total: all.count), lines: all[page.range].map { Substring($0) })
+                pending.bytes = Wire.who(page, total: all.count, lines: all[page.range])
                 if let session = me.sessions[id] { me.queueFlush(session) }
             }
         }

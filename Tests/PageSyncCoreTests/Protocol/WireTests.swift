@@ -133,6 +133,57 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.ok("")) == "OK\n")
     }
 
+    @Test func oneLineReplies() {
+        #expect(str(Wire.named("ann")) == "OK NAME ann\n")
+        #expect(str(Wire.authorized()) == "OK AUTH control=yes\n")
+        #expect(str(Wire.pong("hello  there")) == "OK PONG hello  there\n")
+        #expect(str(Wire.pong("a\u{1B}b")) == "OK PONG a b\n", "never a control character")
+        #expect(str(Wire.pong(nil)) == "OK PONG\n")
+        #expect(str(Wire.quitting()) == "OK BYE\n")
+        #expect(str(Wire.help()) == "OK HELP\n" + Wire.helpLines.map { $0 + "\n" }.joined() + ".\n")
+    }
+
+    /// PROTOCOL.md's `ROOMS` example, byte for byte.
+    @Test func roomsLines() {
+        let guide = RoomListing(name: "guide", state: RoomState(page: PageNumber(4)!, pageCount: 6, version: 6, by: "ann", doc: "d",
+                                                                epoch: Epoch(hex: "42c23c58da713787")!),
+                                clients: 1, requiresToken: false, wraps: false)
+        let slides = RoomListing(name: "slides", state: RoomState(page: .first, pageCount: 4, version: 0, by: nil, doc: "e",
+                                                                  epoch: Epoch(hex: "e9e08c447bc0f56f")!),
+                                 clients: 0, requiresToken: true, wraps: true)
+        #expect(str(Wire.rooms([guide, slides])) == """
+            OK ROOMS 2
+            guide page=4 pages=6 version=6 epoch=42c23c58da713787 clients=1 control=open wrap=no
+            slides page=1 pages=4 version=0 epoch=e9e08c447bc0f56f clients=0 control=token wrap=yes
+            .
+
+            """)
+        #expect(str(Wire.rooms([])) == "OK ROOMS 0\n.\n")
+    }
+
+    /// PROTOCOL.md's `WHO` example (`--who-page-size 2`), byte for byte.
+    @Test func whoLines() {
+        let members = [("ann", true, false), ("bob", true, false), ("cy", true, true)].map {
+            Wire.whoLine(member: Wire.whoMember(name: $0.0, control: $0.1), isYou: $0.2)
+        }
+        let first = WhoPage(total: 3, offset: 0, pageSize: 2)
+        #expect(str(Wire.who(first, total: 3, lines: members[first.range])) == """
+            OK WHO 3 next=2
+            ann control=yes you=no
+            bob control=yes you=no
+            .
+
+            """)
+        let second = WhoPage(total: 3, offset: 2, pageSize: 2)
+        #expect(str(Wire.who(second, total: 3, lines: members[second.range])) == "OK WHO 3\ncy control=yes you=yes\n.\n")
+        let past = WhoPage(total: 3, offset: 5, pageSize: 2)
+        #expect(str(Wire.who(past, total: 3, lines: members[past.range])) == "OK WHO 3\n.\n")
+        #expect(Wire.whoMember(name: "x", control: false) == "x control=no")
+        // The client's parser reads each line back.
+        let parsed = WireLine(parsing: members[2])!
+        #expect(parsed.head == "cy" && parsed.yesNo("control") == true && parsed.yesNo("you") == true)
+    }
+
     @Test func bye() {
         #expect(str(Wire.bye("server shutting down")) == "BYE server shutting down\n")
         #expect(str(Wire.bye("")) == "BYE\n")
