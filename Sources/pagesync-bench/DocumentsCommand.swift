@@ -1,4 +1,5 @@
 import ArgumentParser
+import PageSyncCore
 import UV
 #if canImport(Glibc)
 import Glibc
@@ -86,30 +87,20 @@ struct DocumentsCommand: ParsableCommand {
 
     /// `count` sequential `TEXT <middle page>` requests on one blocking connection; microseconds.
     private func textLatencies(port: Int, count: Int) -> [Double] {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let fd = BlockingSocket.connect(port: port) else { log("cannot connect to the daemon on port \(port)"); return [] }
         defer { close(fd) }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { log("cannot connect to the daemon on port \(port)"); return [] }
         var reader = BlockingLineReader(fd: fd)
-        guard let hello = reader.line(), hello.hasPrefix("HELLO"), let pages = Int(fields(of: hello)["pages"] ?? "") else {
+        guard let pages = reader.withLine({ $0.kind == .hello ? $0.int("pages") : nil }) ?? nil else {
             log("no HELLO from the daemon"); return []
         }
-        let middle = max(1, pages / 2)
-        let request = Array("TEXT \(middle)\n".utf8)
+        let request = CommandEncoder.bytes(.text(PageNumber(clamping: pages / 2, pageCount: pages)))
         var samples: [Double] = []
         for _ in 0...count {
             let t0 = MonotonicClock.nanoseconds()
             _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-            guard let header = reader.line(), header.hasPrefix("OK TEXT") else { log("TEXT failed"); return samples }
-            while let line = reader.line(), line != "." {}
+            guard reader.withLine({ $0.kind == .ok && $0.firstPlainWord(is: "TEXT") }) == true else { log("TEXT failed"); return samples }
+            // The page's lines, up to the `.` that ends the reply.
+            while reader.withLine({ $0.endsMultilineReply }) == false {}
             samples.append(Double(MonotonicClock.nanoseconds() - t0) / 1000)
         }
         return Array(samples.dropFirst())  // the first one warms caches
@@ -119,31 +110,4 @@ struct DocumentsCommand: ParsableCommand {
 /// Echoes a daemon log line to our stderr, indented.
 enum FileHandleless {
     static func echo(_ line: String) { log("  | \(line)") }
-}
-
-/// Line reader over a blocking socket.
-struct BlockingLineReader {
-    let fd: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
-    init(fd: Int32) { self.fd = fd }
-
-    /// The next line without its LF (and CR); nil on EOF or error.
-    mutating func line() -> String? {
-        while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
-                var end = nl
-                if end > start && buffer[end - 1] == 0x0D { end -= 1 }
-                let text = String(decoding: buffer[start..<end], as: UTF8.self)
-                start = nl + 1
-                if start > 65536 { buffer.removeFirst(start); start = 0 }
-                return text
-            }
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return nil }
-            buffer += chunk[0..<n]
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import PageSyncCore
 import UV
 #if canImport(Glibc)
 import Glibc
@@ -97,6 +98,8 @@ final class DurableBench {
     let ports: [Int]
     let roomPrefix: String
     private var clients: [DurableClient] = []
+    /// pagesyncd's change: `NEXT` in a room that wraps.
+    private static let next = CommandEncoder.bytes(.navigate(.next, ifVersion: nil))
 
     // Measurement state.
     private var running = false
@@ -165,14 +168,18 @@ final class DurableBench {
                       ready: () -> Void, fail: (String) -> Void) {
         if !client.joined {
             // pagesyncd handshake: HELLO, then JOIN <room>.
-            if line.hasASCIIPrefix("HELLO ") {
-                client.connection?.write(Array("JOIN \(roomPrefix)\(client.index)\n".utf8))
-            } else if line.hasASCIIPrefix("OK JOIN") {
-                guard line.containsASCII(" wrap=yes") else { fail("room \(roomPrefix)\(client.index) does not wrap (start pagesyncd with --wrap)"); return }
+            let reply = WireLineView(line)
+            switch reply.kind {
+            case .hello:
+                client.connection?.write(CommandEncoder.bytes(.join("\(roomPrefix)\(client.index)")))
+            case .ok where reply.firstPlainWord(is: "JOIN"):
+                guard reply.yesNo("wrap") == true else { fail("room \(roomPrefix)\(client.index) does not wrap (start pagesyncd with --wrap)"); return }
                 client.joined = true
                 ready()
-            } else if line.hasASCIIPrefix("ERR") || line.hasASCIIPrefix("BYE") {
+            case .error, .bye:
                 fail("JOIN \(roomPrefix)\(client.index): \(line.string)")
+            default:
+                break
             }
             return
         }
@@ -180,8 +187,9 @@ final class DurableBench {
         let isError: Bool
         switch target {
         case .pagesyncd:
-            isReply = line.hasASCIIPrefix("OK") || line.hasASCIIPrefix("ERR")
-            isError = line.hasASCIIPrefix("ERR")
+            let kind = WireLineView(line).kind
+            isReply = kind.isReply
+            isError = kind == .error
         default:
             isReply = line.hasASCIIPrefix("+") || line.hasASCIIPrefix("-")
             isError = line.hasASCIIPrefix("-")
@@ -203,7 +211,7 @@ final class DurableBench {
         client.sequence += 1
         let bytes: [UInt8]
         if target == .pagesyncd {
-            bytes = Array("NEXT\n".utf8)
+            bytes = Self.next
         } else {
             let key = "room:\(client.index)", value = String(client.sequence)
             bytes = Array("*3\r\n$3\r\nSET\r\n$\(key.utf8.count)\r\n\(key)\r\n$\(value.utf8.count)\r\n\(value)\r\n".utf8)

@@ -1,3 +1,4 @@
+import PageSyncCore
 import UV
 #if canImport(Glibc)
 import Glibc
@@ -78,8 +79,10 @@ final class Link {
 
     /// Writes raw bytes.
     func write(_ bytes: [UInt8]) { connection.write(bytes) }
-    /// Writes a text line (LF appended).
+    /// Writes a text line (LF appended): the bench's own control lines to and from workers.
     func send(_ line: String) { connection.write(Array((line + "\n").utf8)) }
+    /// Writes a pagesync command.
+    func send(_ command: Command) { connection.write(CommandEncoder.bytes(command)) }
 
     /// Connects and wraps the connection.
     static func connect(loop: EventLoop, host: String, port: Int, _ done: @escaping (Result<Link, UVError>) -> Void) {
@@ -87,17 +90,6 @@ final class Link {
             done(result.map { Link($0) })
         }
     }
-}
-
-/// Parsed `key=value` fields of a pagesync line.
-func fields(of line: String) -> [String: String] {
-    var result: [String: String] = [:]
-    for word in line.split(separator: " ") {
-        if let eq = word.firstIndex(of: "=") {
-            result[String(word[..<eq])] = String(word[word.index(after: eq)...])
-        }
-    }
-    return result
 }
 
 /// The coordinator's loop-thread state: the worker links, the driver and the pinger.
@@ -192,28 +184,28 @@ final class Hub {
     private func preparePagesyncDriver(_ link: Link, _ done: @escaping (String?) -> Void) {
         var step = 0
         link.onLine = { [unowned self] raw, _ in
-            let line = raw.string
+            let line = WireLine(WireLineView(raw))
             switch step {
             case 0:
-                guard line.hasPrefix("HELLO ") else { done("expected HELLO, got: \(line)"); return }
-                let f = fields(of: line)
-                let room = f["room"] ?? "", pages = f["pages"] ?? "2", doc = f["doc"] ?? ""
-                guard (Int(pages) ?? 0) >= 2 else { done("the room needs 2+ pages, has \(pages)"); return }
-                // PAGE room=R page=P pages=C version=V by=NAME doc=D[ epoch=E]\n, with a 4-digit
-                // version (servers before epochs send no epoch=).
-                let epoch = f["epoch"].map { " epoch=\($0)" } ?? ""
-                let fixed = "PAGE room=\(room) page=1 pages=\(pages) version=1000 by= doc=\(doc)\(epoch)\n".utf8.count
+                guard let hello = line, hello.kind == .hello else { done("expected HELLO, got: \(raw.string)"); return }
+                let pages = hello.int("pages") ?? 0
+                guard pages >= 2 else { done("the room needs 2+ pages, has \(pages)"); return }
+                // The room's PAGE line with an empty name and a 4-digit version: the driver's name
+                // makes up the rest of the payload.
+                let state = RoomState(page: .first, pageCount: pages, version: 1000, by: "", doc: hello.fields["doc"] ?? "",
+                                      epoch: hello.fields["epoch"].flatMap { Epoch(hex: $0) } ?? Epoch(0))
+                let fixed = Wire.event(room: hello.fields["room"] ?? "", state).count
                 let nameLength = min(32, max(1, payload.size - fixed))
                 let name = String("bench-driver-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx".prefix(nameLength))
                 step = 1
-                link.send("NAME \(name)")
+                link.send(.name(name))
             case 1:
-                guard line.hasPrefix("OK") else { done("NAME failed: \(line)"); return }
+                guard line?.kind == .ok else { done("NAME failed: \(raw.string)"); return }
                 step = 2
-                link.send("GOTO 1")
+                link.send(.navigate(.goto(.first), ifVersion: nil))
             case 2:
-                if line.hasPrefix("PAGE ") { return }
-                guard line.hasPrefix("OK") else { done("GOTO 1 failed: \(line)"); return }
+                if line?.kind == .page { return }
+                guard line?.kind == .ok else { done("GOTO 1 failed: \(raw.string)"); return }
                 driverPage = 1
                 link.onLine = { [unowned self] line, _ in driverIdle(line) }
                 done(nil)
@@ -224,9 +216,9 @@ final class Hub {
 
     /// What the driver does with lines while changes run: note errors and the PAGE line size.
     private func driverIdle(_ line: UnsafeRawBufferPointer) {
-        if line.hasASCIIPrefix("PAGE ") {
+        if target == .pagesyncd && WireLineView(line).kind == .page {
             observedEventBytes = line.count + 1
-        } else if line.hasASCIIPrefix("ERR") || line.hasASCIIPrefix("-ERR") {
+        } else if target.isRefusal(line) {
             driverErrors += 1
             if driverErrors <= 3 { log("driver got: \(line.string)") }
         } else if target.isServerPing(line) {
@@ -238,25 +230,28 @@ final class Hub {
     func phaseBase(_ done: @escaping (Int) -> Void) {
         guard target == .pagesyncd, let driver else { done(0); return }
         driver.onLine = { [unowned self, unowned driver] raw, _ in
-            let line = raw.string
-            guard line.hasPrefix("OK room=") else { driverIdle(raw); return }
-            let f = fields(of: line)
-            driverPage = Int(f["page"] ?? "1") ?? 1
+            let reply = WireLineView(raw)
+            guard reply.kind == .ok, reply.field("room") != nil else { driverIdle(raw); return }  // STATUS's
+            driverPage = reply.int("page") ?? 1
             driver.onLine = { [unowned self] line, _ in driverIdle(line) }
-            done(Int(f["version"] ?? "0") ?? 0)
+            done(reply.int("version") ?? 0)
         }
-        driver.send("STATUS")
+        driver.send(.status)
     }
+
+    /// pagesyncd's changes: the driver's room has 2 pages and alternates between them.
+    private static let next = CommandEncoder.bytes(.navigate(.next, ifVersion: nil))
+    private static let previous = CommandEncoder.bytes(.navigate(.previous, ifVersion: nil))
 
     /// The bytes that make change `seq` happen.
     func change(_ seq: Int) -> [UInt8] {
         guard target == .pagesyncd else { return payload.publish(seq: seq, on: target) }
         if driverPage == 1 {
             driverPage = 2
-            return Array("NEXT\n".utf8)
+            return Self.next
         } else {
             driverPage = 1
-            return Array("PREV\n".utf8)
+            return Self.previous
         }
     }
 
@@ -309,7 +304,7 @@ final class Hub {
     }
 
     /// Paced throughput: the driver sends change i+1 as soon as the server acknowledged change i
-    /// (pagesyncd `OK`, redis `:n`, NATS/floor `PONG` after the change), so every change is fanned
+    /// (pagesyncd's reply, redis `:n`, NATS/floor `PONG` after the change), so every change is fanned
     /// out on its own; ends when every follower has the last change. Returns (deliveries,
     /// seconds, lost, error).
     func paced(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
@@ -340,7 +335,7 @@ final class Hub {
         driver.onLine = { [unowned self] line, _ in
             let acknowledged: Bool
             switch target {
-            case .pagesyncd: acknowledged = line.hasASCIIPrefix("OK page=") || line.hasASCIIPrefix("ERR")
+            case .pagesyncd: acknowledged = WireLineView(line).kind.isReply  // the driver sends only NEXT and PREV
             case .redis: acknowledged = line.hasASCIIPrefix(":")
             case .nats, .floor: acknowledged = line.hasASCIIPrefix("PONG")
             }

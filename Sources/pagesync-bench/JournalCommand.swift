@@ -135,12 +135,12 @@ struct JournalCommand: ParsableCommand {
         guard let fd = BlockingSocket.connect(port: port) else { log("cannot connect to port \(port)"); throw ExitCode(1) }
         defer { close(fd) }
         var reader = BlockingLineReader(fd: fd)
-        guard let hello = reader.line(), hello.hasPrefix("HELLO"), hello.contains(" wrap=yes") else {
+        guard reader.withLine({ $0.kind == .hello && $0.yesNo("wrap") == true }) == true else {
             log("no HELLO of a wrapping room"); throw ExitCode(1)
         }
         let started = MonotonicClock.nanoseconds()
         var done = 0, errors = 0
-        let command = Array("NEXT\n".utf8)
+        let command = CommandEncoder.bytes(.navigate(.next, ifVersion: nil))
         var batch: [UInt8] = []
         while done < changes {
             let n = min(window, changes - done)
@@ -149,10 +149,15 @@ struct JournalCommand: ParsableCommand {
             guard BlockingSocket.sendAll(fd, batch) else { log("send failed after \(done) changes"); throw ExitCode(1) }
             var replies = 0
             while replies < n {
-                guard let line = reader.line() else { log("connection closed after \(done + replies) changes"); throw ExitCode(1) }
-                if line.hasPrefix("OK") { replies += 1 } else if line.hasPrefix("ERR") {
-                    replies += 1; errors += 1
-                    if errors <= 3 { log("got: \(line)") }
+                // The replies, and PAGE events of the client's own room between them.
+                let read = reader.withLine { line in
+                    (kind: line.kind, error: line.kind == .error ? String(decoding: line.bytes, as: UTF8.self) : nil)
+                }
+                guard let read else { log("connection closed after \(done + replies) changes"); throw ExitCode(1) }
+                if read.kind.isReply { replies += 1 }
+                if let error = read.error {
+                    errors += 1
+                    if errors <= 3 { log("got: \(error)") }
                 }
             }
             done += n
@@ -193,8 +198,7 @@ struct JournalCommand: ParsableCommand {
         guard let fd = BlockingSocket.connect(port: port) else { return nil }
         defer { close(fd) }
         var reader = BlockingLineReader(fd: fd)
-        guard let hello = reader.line(), hello.hasPrefix("HELLO") else { return nil }
-        return fields(of: hello)["version"].flatMap { UInt64($0) }
+        return reader.withLine { $0.kind == .hello ? $0.uint64("version") : nil } ?? nil
     }
 
     private func writeFile(_ path: String, _ bytes: [UInt8]) throws {
@@ -233,37 +237,5 @@ struct JournalCommand: ParsableCommand {
             if stat("\(path)/\(name)", &st) == 0 && (Int(st.st_mode) & Int(S_IFMT)) == Int(S_IFREG) { total += Int(st.st_size) }
         }
         return total
-    }
-}
-
-/// Blocking loopback TCP for the single-connection measurements.
-enum BlockingSocket {
-    /// A connected blocking socket to 127.0.0.1:`port` with TCP_NODELAY, or nil.
-    static func connect(port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return nil }
-        var one: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); return nil }
-        return fd
-    }
-
-    /// Sends every byte; false on error.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, 0) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            offset += n
-        }
-        return true
     }
 }

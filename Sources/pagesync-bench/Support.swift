@@ -176,27 +176,6 @@ extension UnsafeRawBufferPointer {
         return memcmp(base, prefix.utf8Start, n) == 0
     }
 
-    /// True when the bytes contain the ASCII `needle`.
-    func containsASCII(_ needle: StaticString) -> Bool {
-        let n = needle.utf8CodeUnitCount
-        guard count >= n, let base = baseAddress else { return false }
-        return findBytes(base, count, needle.utf8Start, n) != nil
-    }
-
-    /// The decimal number after the first `key` (e.g. "version="), or nil.
-    func number(after key: StaticString) -> Int? {
-        let n = key.utf8CodeUnitCount
-        guard count >= n, let base = baseAddress, let hit = findBytes(base, count, key.utf8Start, n) else { return nil }
-        var i = base.distance(to: UnsafeRawPointer(hit)) + n
-        var value = 0
-        var digits = 0
-        while i < count, self[i] >= 0x30, self[i] <= 0x39 {
-            value = value &* 10 &+ Int(self[i] &- 0x30)
-            i += 1; digits += 1
-        }
-        return digits > 0 ? value : nil
-    }
-
     /// The bytes as a String (lossy).
     var string: String { String(decoding: self, as: UTF8.self) }
 }
@@ -257,21 +236,6 @@ func writeAll(_ fd: Int32, _ text: String) {
             offset += n
         }
     }
-}
-
-/// The first occurrence of `needle` in `haystack` (memchr on its first byte, then memcmp).
-@inline(__always)
-func findBytes(_ haystack: UnsafeRawPointer, _ count: Int, _ needle: UnsafeRawPointer, _ n: Int) -> UnsafeRawPointer? {
-    guard n > 0, count >= n else { return nil }
-    let first = Int32(needle.load(as: UInt8.self))
-    var offset = 0
-    while offset <= count - n {
-        guard let hit = memchr(haystack + offset, first, count - n + 1 - offset) else { return nil }
-        let at = haystack.distance(to: UnsafeRawPointer(hit))
-        if memcmp(hit, needle, n) == 0 { return UnsafeRawPointer(hit) }
-        offset = at + 1
-    }
-    return nil
 }
 
 /// Formats a Double with a fixed number of decimals (no Foundation).

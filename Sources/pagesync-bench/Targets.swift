@@ -1,7 +1,10 @@
 import ArgumentParser
+import PageSyncCore
 
 /// A server the bench can drive. Everything protocol-specific lives here; the rest of the bench
-/// only sees "follower handshake", "line is a delivery", "change command", "ping".
+/// only sees "follower handshake", "line is a delivery", "change command", "ping". pagesyncd's
+/// lines are read with the pager's parser (``WireLineView``) and its commands written with
+/// ``CommandEncoder``.
 enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     case pagesyncd, redis, nats, floor
 
@@ -22,7 +25,7 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     @inline(__always)
     func isFollowerReady(_ line: UnsafeRawBufferPointer) -> Bool {
         switch self {
-        case .pagesyncd: return line.hasASCIIPrefix("HELLO ")
+        case .pagesyncd: return WireLineView(line).kind == .hello
         case .redis: return line.hasASCIIPrefix(":")          // the subscription count after "subscribe"
         case .nats, .floor: return line.hasASCIIPrefix("PONG")
         }
@@ -32,7 +35,9 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     @inline(__always)
     func isRefusal(_ line: UnsafeRawBufferPointer) -> Bool {
         switch self {
-        case .pagesyncd: return line.hasASCIIPrefix("ERR") || line.hasASCIIPrefix("BYE")
+        case .pagesyncd:
+            let kind = WireLineView(line).kind
+            return kind == .error || kind == .bye
         case .redis, .nats: return line.hasASCIIPrefix("-")
         case .floor: return false
         }
@@ -49,7 +54,8 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// One round-trip command.
     var ping: [UInt8] {
         switch self {
-        case .pagesyncd, .floor: return Array("PING\n".utf8)
+        case .pagesyncd: return CommandEncoder.bytes(.ping(nil))
+        case .floor: return Array("PING\n".utf8)
         case .redis, .nats: return Array("PING\r\n".utf8)
         }
     }
@@ -58,7 +64,9 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     @inline(__always)
     func isPong(_ line: UnsafeRawBufferPointer) -> Bool {
         switch self {
-        case .pagesyncd: return line.hasASCIIPrefix("OK PONG")
+        case .pagesyncd:
+            let reply = WireLineView(line)
+            return reply.kind == .ok && reply.firstPlainWord(is: "PONG")
         case .redis: return line.hasASCIIPrefix("+PONG")
         case .nats, .floor: return line.hasASCIIPrefix("PONG")
         }
@@ -71,22 +79,27 @@ enum Target: String, ExpressibleByArgument, CaseIterable, Sendable {
     }
 }
 
-/// The message every target fans out for change `seq`: a pagesync `PAGE` line, padded to a fixed
-/// size so every target carries the same payload. Followers find `version=<seq>` in it.
+/// The message every target fans out for change `seq`: a pagesync `PAGE` line (``Wire``'s), its
+/// `doc=` padded so that every target carries the same payload size. Followers read `version=<seq>`
+/// from it as from pagesyncd's own.
 struct Payload: Sendable {
     /// Total bytes, including the trailing LF.
     let size: Int
 
+    /// The `PAGE` line of room `bench` (2 pages) at version `version`, changed by `by`, with `doc=`
+    /// as given.
+    static func pageLine(version: Int, by: String, doc: String) -> [UInt8] {
+        let state = RoomState(page: version % 2 == 1 ? PageNumber(offset: 1) : .first, pageCount: 2,
+                              version: UInt64(max(0, version)), by: by, doc: doc)
+        return Wire.event(room: "bench", state).bytes
+    }
+
     /// The payload for change `seq` (exactly `size` bytes when `size` is large enough).
     func bytes(seq: Int) -> [UInt8] {
-        var line = Array("PAGE room=bench page=\(seq % 2 == 1 ? 2 : 1) pages=2 version=\(seq) by=driver doc=".utf8)
-        let pad = size - 1 - line.count
-        if pad > 0 {
-            let hex = Array("0123456789abcdef".utf8)
-            for i in 0..<pad { line.append(hex[(i &* 7 &+ seq) & 15]) }
-        }
-        line.append(0x0A)
-        return line
+        let pad = size - Self.pageLine(version: seq, by: "driver", doc: "").count
+        let hex = Array("0123456789abcdef".utf8)
+        let doc = String(decoding: (0..<max(0, pad)).map { hex[($0 &* 7 &+ seq) & 15] }, as: UTF8.self)
+        return Self.pageLine(version: seq, by: "driver", doc: doc)
     }
 
     /// The bytes the driver sends to publish change `seq` on `target` (not pagesyncd, whose

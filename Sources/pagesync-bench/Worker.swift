@@ -1,3 +1,4 @@
+import PageSyncCore
 import UV
 #if canImport(Glibc)
 import Glibc
@@ -263,7 +264,9 @@ final class Worker {
                 if pongs >= pingAsked { finishPings() }
                 return
             }
-            guard mode != .idle, line.hasASCIIPrefix("PAGE "), let version = line.number(after: "version=") else { return }
+            guard mode != .idle else { return }
+            let event = WireLineView(line)  // every target's payload is a pagesync PAGE line
+            guard event.kind == .page, let version = event.int("version") else { return }
             let seq = version - base
             guard seq > follower.lastSeq else { return }
             delivered += 1
