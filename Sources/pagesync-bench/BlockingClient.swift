@@ -3,6 +3,17 @@ import PageSyncCore
 import Glibc
 #endif
 
+/// `body` with `127.0.0.1:port` as a `sockaddr` and its length (for `bind` and `connect`).
+func withLoopbackAddress<T>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+}
+
 /// Blocking loopback TCP for the single-connection measurements.
 enum BlockingSocket {
     /// A connected blocking socket to 127.0.0.1:`port` with TCP_NODELAY, or nil.
@@ -11,14 +22,7 @@ enum BlockingSocket {
         guard fd >= 0 else { return nil }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); return nil }
+        guard withLoopbackAddress(port: port, { Glibc.connect(fd, $0, $1) }) == 0 else { close(fd); return nil }
         return fd
     }
 

@@ -58,14 +58,7 @@ final class FloorServer {
         self.listenFD = listenFD
         var one: Int32 = 1
         setsockopt(listenFD, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listenFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, Glibc.listen(listenFD, 4096) == 0 else {
+        guard withLoopbackAddress(port: port, { bind(listenFD, $0, $1) }) == 0, Glibc.listen(listenFD, 4096) == 0 else {
             log("floor-server: cannot listen on 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
             exit(1)
         }

@@ -266,71 +266,33 @@ final class Hub {
                             stallMs: stallMs) { last, first, error in done(last[0], first[0], error) }
     }
 
-    /// Fan-out throughput: all changes back to back; returns (deliveries, seconds, lost).
+    /// Fan-out throughput: all changes back to back; returns (deliveries, seconds, lost, error).
     func throughput(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
         guard let driver else { done(0, 0, 0, "no driver"); return }
         var bytes: [UInt8] = []
         for seq in 1...changes { bytes += change(seq) }
-        var remaining = links.count
-        var delivered = 0
-        var lost = 0
-        var last: UInt64 = 0
-        let start = MonotonicClock.nanoseconds()
-        let watchdog = UV.Timer(loop: loop)
-        var finished = false
-        func finish(_ error: String?) {
-            guard !finished else { return }
-            finished = true
-            watchdog.close()
-            for link in links { link.onLine = nil }
-            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
-        }
-        for link in links {
-            link.onLine = { line, _ in
-                guard line.hasASCIIPrefix("T ") else { return }
-                let words = line.string.split(separator: " ")
-                guard words.count == 4, let t = UInt64(words[1]), let d = Int(words[2]), let l = Int(words[3]) else { return }
-                delivered += d
-                lost += l
-                last = max(last, t)
-                remaining -= 1
-                if remaining == 0 { finish(nil) }
-            }
-        }
-        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) {
-            finish("timed out after \(stallMs) ms")
-        }
+        collectThroughput(links, stallMs: stallMs, stalled: { "timed out after \(stallMs) ms" }, done)
         driver.write(bytes)
     }
 
     /// Paced throughput: the driver sends change i+1 as soon as the server acknowledged change i
-    /// (pagesyncd's reply, redis `:n`, NATS/floor `PONG` after the change), so every change is fanned
-    /// out on its own; ends when every follower has the last change. Returns (deliveries,
+    /// (pagesyncd's reply, redis `:n`, NATS/floor `PONG` after the change), so every change is
+    /// fanned out on its own; ends when every follower has the last change. Returns (deliveries,
     /// seconds, lost, error).
     func paced(_ links: [Link], changes: Int, stallMs: Int, _ done: @escaping (Int, Double, Int, String?) -> Void) {
         guard let driver else { done(0, 0, 0, "no driver"); return }
         let target = self.target
-        var remaining = links.count
-        var delivered = 0
-        var lost = 0
-        var last: UInt64 = 0
         var sent = 0
-        let start = MonotonicClock.nanoseconds()
-        let watchdog = UV.Timer(loop: loop)
-        var finished = false
-        func finish(_ error: String?) {
-            guard !finished else { return }
-            finished = true
-            watchdog.close()
-            for link in links { link.onLine = nil }
-            driver.onLine = { [unowned self] line, _ in driverIdle(line) }
-            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
-        }
         let ack: [UInt8] = target == .nats ? Array("PING\r\n".utf8) : target == .floor ? Array("PING\n".utf8) : []
         func sendNext() {
             guard sent < changes else { return }
             sent += 1
             driver.write(change(sent) + ack)
+        }
+        collectThroughput(links, stallMs: stallMs, stalled: { "timed out after \(stallMs) ms (\(sent) of \(changes) changes sent)" }) {
+            [unowned self] delivered, seconds, lost, error in
+            driver.onLine = { [unowned self] line, _ in driverIdle(line) }
+            done(delivered, seconds, lost, error)
         }
         driver.onLine = { [unowned self] line, _ in
             let acknowledged: Bool
@@ -341,6 +303,30 @@ final class Hub {
             }
             if acknowledged { sendNext() } else { driverIdle(line) }
         }
+        sendNext()
+    }
+
+    /// The end of a throughput phase: takes over the line handlers of `links` (workers armed with
+    /// `ARM <base> <changes> T`) until each has reported `T <ns> <delivered> <lost>`, or `stallMs`
+    /// passed (the error is then `stalled()`), then hands them back (cleared) and calls `done`
+    /// with the deliveries, the seconds from now until the last follower had the last change,
+    /// the followers lost, and the error.
+    private func collectThroughput(_ links: [Link], stallMs: Int, stalled: @escaping () -> String,
+                                   _ done: @escaping (Int, Double, Int, String?) -> Void) {
+        var remaining = links.count
+        var delivered = 0
+        var lost = 0
+        var last: UInt64 = 0
+        let start = MonotonicClock.nanoseconds()
+        let watchdog = UV.Timer(loop: loop)
+        var finished = false
+        func finish(_ error: String?) {
+            guard !finished else { return }
+            finished = true
+            watchdog.close()
+            for link in links { link.onLine = nil }
+            done(delivered, last > start ? Double(last - start) / 1e9 : 0, lost, error)
+        }
         for link in links {
             link.onLine = { line, _ in
                 guard line.hasASCIIPrefix("T ") else { return }
@@ -353,10 +339,7 @@ final class Hub {
                 if remaining == 0 { finish(nil) }
             }
         }
-        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) {
-            finish("timed out after \(stallMs) ms (\(sent) of \(changes) changes sent)")
-        }
-        sendNext()
+        watchdog.start(afterMilliseconds: UInt64(stallMs), repeatMilliseconds: 0) { finish(stalled()) }
     }
 
     /// Round trip: `count` sequential pings on a fresh connection (one warm-up ping first).

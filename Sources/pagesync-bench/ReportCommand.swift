@@ -128,29 +128,7 @@ struct ReportCommand: ParsableCommand {
         labels = preferred.filter { labels.contains($0) } + labels.filter { !preferred.contains($0) }
         let ratioLabels = ["redis", "nats", "floor"].filter { labels.contains($0) && skipped[$0] == nil }
 
-        var header = "| metric | " + labels.joined(separator: " | ")
-        var rule = "| --- |" + String(repeating: " ---: |", count: labels.count)
-        for r in ratioLabels { header += " | \(primary)/\(r)"; rule += " ---: |" }
-        if !keys.isEmpty {
-            print(header + " |")
-            print(rule)
-        }
-        for key in keys.sorted() {
-            var row = "| \(ReportCommand.title(key)) |"
-            for label in labels {
-                if skipped[label] != nil { row += " skipped |"; continue }
-                let values = runs.compactMap { $0[label]?[key] }
-                row += " \(median(values).map { ReportCommand.show($0) } ?? "–") |"
-            }
-            for r in ratioLabels {
-                let ratios = runs.compactMap { run -> Double? in
-                    guard let a = run[primary]?[key], let b = run[r]?[key], b != 0 else { return nil }
-                    return a / b
-                }
-                row += " \(median(ratios).map { fmt($0, 2) } ?? "–") |"
-            }
-            print(row)
-        }
+        printTable(runs, keys: keys, columns: labels, ratios: ratioLabels.map { (primary, $0) }, skipped: skipped)
         if !skipped.isEmpty {
             print("")
             for (label, reason) in skipped.sorted(by: { $0.key < $1.key }) { print("- \(label): skipped (\(reason))") }
@@ -183,6 +161,29 @@ struct ReportCommand: ParsableCommand {
             round[String(parts[0]), default: [:]][Key(metric: String(parts[1]), n: n)] = value
         }
         return round
+    }
+
+    /// A markdown table (nothing without `keys`): a row per key in order, a column per label in
+    /// `columns` (the median over `runs`, or `skipped`), then a column per pair in `ratios`
+    /// (``ratio(_:_:_:_:)``).
+    private func printTable(_ runs: [[String: [Key: Double]]], keys: Set<Key>, columns: [String], ratios: [(String, String)],
+                            skipped: [String: String]) {
+        guard !keys.isEmpty else { return }
+        var header = "| metric | " + columns.joined(separator: " | ") + " |"
+        var rule = "| --- |" + String(repeating: " ---: |", count: columns.count)
+        for (a, b) in ratios { header += " \(a)/\(b) |"; rule += " ---: |" }
+        print(header)
+        print(rule)
+        for key in keys.sorted() {
+            var row = "| \(ReportCommand.title(key)) |"
+            for label in columns {
+                if skipped[label] != nil { row += " skipped |"; continue }
+                let values = runs.compactMap { $0[label]?[key] }
+                row += " \(median(values).map { ReportCommand.show($0) } ?? "–") |"
+            }
+            for (a, b) in ratios { row += " \(ratio(runs, a, b, key)) |" }
+            print(row)
+        }
     }
 
     /// Within-run ratio of `a` to `b` for `key`, median over runs.
@@ -352,21 +353,7 @@ struct ReportCommand: ParsableCommand {
         print("")
         print("#### Durable throughput (closed loop, one client per room, one change in flight each)")
         print("")
-        var header = "| metric | " + columns.joined(separator: " | ") + " |"
-        var rule = "| --- |" + String(repeating: " ---: |", count: columns.count)
-        for (a, b) in pairs { header += " \(a)/\(b) |"; rule += " ---: |" }
-        print(header)
-        print(rule)
-        for key in keys.sorted() {
-            var row = "| \(ReportCommand.title(key)) |"
-            for label in columns {
-                if skipped[label] != nil { row += " skipped |"; continue }
-                let values = runs.compactMap { $0[label]?[key] }
-                row += " \(median(values).map { ReportCommand.show($0) } ?? "–") |"
-            }
-            for (a, b) in pairs { row += " \(ratio(runs, a, b, key)) |" }
-            print(row)
-        }
+        printTable(runs, keys: keys, columns: columns, ratios: pairs, skipped: skipped)
         // Rounds are per client count, so a row has as many figures as the rounds of its count.
         let perRow = keys.map { key in runs.filter { run in run.values.contains { $0[key] != nil } }.count }.max() ?? 0
         print("")

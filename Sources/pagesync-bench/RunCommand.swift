@@ -55,6 +55,21 @@ extension ResultSink {
     }
 }
 
+/// The rows of one throughput phase of `run`.
+struct ThroughputRows {
+    var deliveriesPerSecond: String
+    var changesPerSecond: String?
+    var deliveredPercent: String
+    var errors: String
+
+    /// All changes back to back.
+    static let backToBack = ThroughputRows(deliveriesPerSecond: "throughput_dps", changesPerSecond: "throughput_cps",
+                                           deliveredPercent: "delivered_pct", errors: "throughput_errors")
+    /// Each change once the previous one was acknowledged.
+    static let paced = ThroughputRows(deliveriesPerSecond: "paced_dps", changesPerSecond: nil,
+                                      deliveredPercent: "paced_delivered_pct", errors: "paced_errors")
+}
+
 /// `pagesync-bench run`: the measurement matrix against one target.
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -110,6 +125,23 @@ struct Run: ParsableCommand {
 
         func open(_ count: Int, idleTimeoutMs: Int) -> TargetSession.Opened { session.open(count, idleTimeoutMs: idleTimeoutMs) }
         func closeAll() { session.closeAll() }
+        /// Opens `count` followers and calls `opened` with them and the seconds it took; then, after
+        /// `--settle-ms`, adds row `metric`: how much the server's RSS grew over the open, in bytes
+        /// per follower held (with `--server-pid`, when any opened). `what` names the N in the log.
+        func openMeasuringRSS(_ count: Int, idleTimeoutMs: Int, metric: String, what: String,
+                              _ opened: (TargetSession.Opened, Double) -> Void) -> TargetSession.Opened {
+            let before = rss()
+            let started = MonotonicClock.nanoseconds()
+            let result = open(count, idleTimeoutMs: idleTimeoutMs)
+            opened(result, Double(MonotonicClock.nanoseconds() - started) / 1e9)
+            sleepMilliseconds(settleMs)
+            if let before, let after = rss(), result.ready > 0 {
+                let perConnection = Double(after - before) * 1024 / Double(result.ready)
+                sink.add(metric, n: count, perConnection)
+                log("\(sink.label) \(what): RSS \(before) -> \(after) KiB, \(fmt(perConnection, 0)) B per connection")
+            }
+            return result
+        }
 
         if tests.contains("rtt") {
             let (samples, error): ([Double], String?) = runner.sync { done in hub.value.roundTrips(count: pings) { done(($0, $1)) } }
@@ -123,15 +155,9 @@ struct Run: ParsableCommand {
 
         if tests.contains("fanout") {
             for n in followers.split(separator: ",").compactMap({ Int($0) }) {
-                let before = rss()
-                let opened = open(n, idleTimeoutMs: 5000)
-                log("\(sink.label) N=\(n): \(opened.ready) followers ready, \(opened.errors) errors \(opened.reasons)")
-                if opened.errors > 0 { sink.add("open_errors", n: n, Double(opened.errors)) }
-                sleepMilliseconds(settleMs)
-                if let before, let after = rss(), opened.ready > 0 {
-                    let perConnection = Double(after - before) * 1024 / Double(opened.ready)
-                    sink.add("mem_per_conn_bytes", n: n, perConnection)
-                    log("\(sink.label) N=\(n): RSS \(before) -> \(after) KiB, \(fmt(perConnection, 0)) B per connection")
+                let opened = openMeasuringRSS(n, idleTimeoutMs: 5000, metric: "mem_per_conn_bytes", what: "N=\(n)") { opened, _ in
+                    log("\(sink.label) N=\(n): \(opened.ready) followers ready, \(opened.errors) errors \(opened.reasons)")
+                    if opened.errors > 0 { sink.add("open_errors", n: n, Double(opened.errors)) }
                 }
                 let links = opened.links.map(\.value)
                 let wrapped = LoopBound(links)
@@ -145,33 +171,32 @@ struct Run: ParsableCommand {
                 if let latencyError { log("\(sink.label) N=\(n) latency: \(latencyError)"); sink.add("fanout_errors", n: n, 1) }
                 sink.addFanoutLatency(n: n, last: latencies, first: firstLatencies)
 
-                // Throughput.
-                let m = max(10, min(throughputChanges, throughputDeliveries / max(1, opened.ready)))
-                session.arm(wrapped, changes: m, mode: "T")
-                let (delivered, seconds, lost, tError): (Int, Double, Int, String?) = runner.sync { done in
-                    hub.value.throughput(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
-                }
-                if let tError { log("\(sink.label) N=\(n) throughput: \(tError)"); sink.add("throughput_errors", n: n, 1) }
-                if seconds > 0 {
+                /// One throughput phase of `m` changes: arms the workers, runs `phase` (`Hub.throughput`
+                /// or `Hub.paced`) and adds its rows, named by `rows`.
+                func throughputPhase(_ name: String, rows: ThroughputRows, m: Int,
+                                     _ phase: @escaping (Hub, [Link], @escaping (Int, Double, Int, String?) -> Void) -> Void) {
+                    session.arm(wrapped, changes: m, mode: "T")
+                    let (delivered, seconds, lost, error): (Int, Double, Int, String?) = runner.sync { done in
+                        phase(hub.value, wrapped.value) { done(($0, $1, $2, $3)) }
+                    }
+                    if let error { log("\(sink.label) N=\(n) \(name): \(error)"); sink.add(rows.errors, n: n, 1) }
+                    guard seconds > 0 else { return }
                     let expected = opened.ready * m
-                    sink.add("throughput_dps", n: n, Double(delivered) / seconds)
-                    sink.add("throughput_cps", n: n, Double(m) / seconds)
-                    sink.add("delivered_pct", n: n, 100 * Double(delivered) / Double(expected))
-                    log("\(sink.label) N=\(n) throughput: \(delivered)/\(expected) deliveries (\(m) changes) in \(fmt(seconds * 1000)) ms = \(fmt(Double(delivered) / seconds, 0))/s, lost \(lost)")
+                    sink.add(rows.deliveriesPerSecond, n: n, Double(delivered) / seconds)
+                    if let changesPerSecond = rows.changesPerSecond { sink.add(changesPerSecond, n: n, Double(m) / seconds) }
+                    sink.add(rows.deliveredPercent, n: n, 100 * Double(delivered) / Double(expected))
+                    log("\(sink.label) N=\(n) \(name): \(delivered)/\(expected) deliveries (\(m) changes) in \(fmt(seconds * 1000)) ms = \(fmt(Double(delivered) / seconds, 0))/s, lost \(lost)")
                 }
 
+                // Throughput: all changes back to back.
+                let m = max(10, min(throughputChanges, throughputDeliveries / max(1, opened.ready)))
+                throughputPhase("throughput", rows: .backToBack, m: m) { hub, links, done in
+                    hub.throughput(links, changes: m, stallMs: 120_000, done)
+                }
                 // Paced throughput: each change waits for the server's acknowledgement of the
                 // previous one, so no server can merge changes that arrive in one read.
-                session.arm(wrapped, changes: m, mode: "T")
-                let (pDelivered, pSeconds, pLost, pError): (Int, Double, Int, String?) = runner.sync { done in
-                    hub.value.paced(wrapped.value, changes: m, stallMs: 120_000) { done(($0, $1, $2, $3)) }
-                }
-                if let pError { log("\(sink.label) N=\(n) paced throughput: \(pError)"); sink.add("paced_errors", n: n, 1) }
-                if pSeconds > 0 {
-                    let expected = opened.ready * m
-                    sink.add("paced_dps", n: n, Double(pDelivered) / pSeconds)
-                    sink.add("paced_delivered_pct", n: n, 100 * Double(pDelivered) / Double(expected))
-                    log("\(sink.label) N=\(n) paced throughput: \(pDelivered)/\(expected) deliveries (\(m) changes) in \(fmt(pSeconds * 1000)) ms = \(fmt(Double(pDelivered) / pSeconds, 0))/s, lost \(pLost)")
+                throughputPhase("paced throughput", rows: .paced, m: m) { hub, links, done in
+                    hub.paced(links, changes: m, stallMs: 120_000, done)
                 }
                 closeAll()
                 sleepMilliseconds(300)
@@ -186,18 +211,10 @@ struct Run: ParsableCommand {
             // Idle clients held, their cost in server memory, then one ping each: all must answer.
             for n in followers.split(separator: ",").compactMap({ Int($0) }) {
                 sleepMilliseconds(settleMs)
-                let before = rss()
-                let started = MonotonicClock.nanoseconds()
-                let opened = open(n, idleTimeoutMs: 10_000)
-                let seconds = Double(MonotonicClock.nanoseconds() - started) / 1e9
-                sink.add("idle_ready", n: n, Double(opened.ready))
-                if opened.errors > 0 { sink.add("idle_open_errors", n: n, Double(opened.errors)) }
-                log("\(sink.label) idle N=\(n): \(opened.ready) ready, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s")
-                sleepMilliseconds(settleMs)
-                if let before, let after = rss(), opened.ready > 0 {
-                    let perClient = Double(after - before) * 1024 / Double(opened.ready)
-                    sink.add("idle_mem_per_conn_bytes", n: n, perClient)
-                    log("\(sink.label) idle N=\(n): RSS \(before) -> \(after) KiB, \(fmt(perClient, 0)) B per idle client")
+                let opened = openMeasuringRSS(n, idleTimeoutMs: 10_000, metric: "idle_mem_per_conn_bytes", what: "idle N=\(n)") { opened, seconds in
+                    sink.add("idle_ready", n: n, Double(opened.ready))
+                    if opened.errors > 0 { sink.add("idle_open_errors", n: n, Double(opened.errors)) }
+                    log("\(sink.label) idle N=\(n): \(opened.ready) ready, \(opened.errors) errors \(opened.reasons) in \(fmt(seconds, 2)) s")
                 }
                 let links = opened.links.map(\.value)
                 let wrapped = LoopBound(links)

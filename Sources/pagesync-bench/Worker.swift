@@ -194,11 +194,17 @@ final class Worker {
         }
     }
 
-    private func failOpen(_ follower: Follower, reason: String) {
-        guard !follower.finished else { return }
+    /// Closes `follower` for good; false when it was already.
+    private func closeFollower(_ follower: Follower) -> Bool {
+        guard !follower.finished else { return false }
         follower.finished = true
         follower.connection?.close()
         follower.connection = nil
+        return true
+    }
+
+    private func failOpen(_ follower: Follower, reason: String) {
+        guard closeFollower(follower) else { return }
         inFlight -= 1
         openErrors += 1
         reasons[reason, default: 0] += 1
@@ -319,10 +325,7 @@ final class Worker {
             failOpen(follower, reason: reason)
             return
         }
-        guard !follower.finished else { return }
-        follower.finished = true
-        follower.connection?.close()
-        follower.connection = nil
+        guard closeFollower(follower) else { return }
         readyCount -= 1
         lostCount += 1
         log("worker: follower lost (\(reason))")
@@ -357,11 +360,7 @@ final class Worker {
 
     private func closeAll(reply: Bool = true) {
         mode = .idle
-        for follower in followers {
-            follower.finished = true
-            follower.connection?.close()
-            follower.connection = nil
-        }
+        for follower in followers { _ = closeFollower(follower) }
         followers.removeAll()
         readyCount = 0
         let lost = lostCount
