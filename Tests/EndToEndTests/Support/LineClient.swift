@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PageSyncCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -87,6 +88,11 @@ final class LineClient: @unchecked Sendable {
     /// Sends `line` followed by LF.
     func send(_ line: String) async throws {
         try await sendRaw(Array(line.utf8) + [0x0A])
+    }
+
+    /// Sends `command` as the pager does (``CommandEncoder``).
+    func send(_ command: Command) async throws {
+        try await sendRaw(CommandEncoder.bytes(command))
     }
 
     /// Sends several lines in one write, each followed by LF.
@@ -243,11 +249,7 @@ final class LineClient: @unchecked Sendable {
         }
         guard Reply.isMultiLine(header) else { return Reply(header: header, lines: []) }
         var lines: [String] = []
-        while true {
-            let line = try await readLine()
-            if line == "." { break }
-            lines.append(line.hasPrefix(".") ? String(line.dropFirst()) : line)
-        }
+        while let content = DotUnstuffer.unstuff(Substring(try await readLine())) { lines.append(String(content)) }
         return Reply(header: header, lines: lines)
     }
 
@@ -276,7 +278,7 @@ final class LineClient: @unchecked Sendable {
     /// Sends `PING <token>` and reads until its `OK PONG <token>`, returning every line before it.
     /// Because replies are in order, afterwards the daemon has handled all earlier lines of this client.
     func sync(_ token: String = "sync") async throws -> [String] {
-        try await send("PING \(token)")
+        try await send(.ping(token))
         var before: [String] = []
         while true {
             let line = try await readLine()
