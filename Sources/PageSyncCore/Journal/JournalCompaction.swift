@@ -81,6 +81,8 @@ public struct JournalCompaction: Equatable, Sendable {
     /// A snapshot job is on the thread pool (it writes `journal.compact`): no other starts
     /// until it ended, even when the compaction it belonged to was given up.
     public private(set) var snapshotJobRunning = false
+    /// The running compaction was started because the disk is full.
+    public private(set) var startedForSpace = false
 
     /// No compaction, none tried.
     public init() {}
@@ -103,15 +105,23 @@ public struct JournalCompaction: Equatable, Sendable {
         return false
     }
 
-    /// A compaction starts: the snapshot is being written.
-    public mutating func start() {
+    /// A compaction starts: the snapshot is being written. `forSpace`: it was started because
+    /// the disk is full (``isDue(records:live:free:now:forSpace:spaceCameBack:)``), so it
+    /// ``holdsGroups`` until it ends.
+    public mutating func start(forSpace: Bool = false) {
         precondition(phase == .idle && !snapshotJobRunning, "one compaction at a time")
         phase = .snapshotting
         snapshotJobRunning = true
+        startedForSpace = forSpace
         tail = []
         newSize = 0
         rewriteWaiting = false
     }
+
+    /// Whether groups are refused (not written) now: a compaction started because the disk is
+    /// full is running, and the little space there is goes to it. Written meanwhile, records
+    /// could take the page the snapshot needs, and the journal would stay full for good.
+    public var holdsGroups: Bool { startedForSpace && phase != .idle }
 
     /// A group of `records` was written to the journal. Returns the offset in the new file at
     /// which to write it too, or nil (kept in the tail, or no compaction runs).

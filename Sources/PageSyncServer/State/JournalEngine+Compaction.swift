@@ -23,7 +23,7 @@ extension JournalEngine {
             compaction.isDue(records: size, live: liveSize, free: freeSpace, now: MonotonicClock.milliseconds(),
                              forSpace: forSpace, spaceCameBack: spaceCameBack)
         else { return }
-        compaction.start()
+        compaction.start(forSpace: forSpace || spaceCameBack)
         let bytes = encodeSnapshot(snapshot())
         let temp = compactPath
         loop.queueWork({ () -> Result<Int32, FileFailure> in

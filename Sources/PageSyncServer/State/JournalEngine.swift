@@ -109,6 +109,12 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             perform(pipeline.skipped(group: group))
             return
         }
+        if compaction.holdsGroups {
+            // The disk is full and a compaction is making room: the group is not written (its
+            // records could take the space the snapshot needs), and fails.
+            perform(pipeline.writeFailed(reason: "No space left on device (compacting the journal to make room)", fileIntact: true))
+            return
+        }
         let records = JournalCodec.encode(rooms: rooms)
         if let failure = records.withUnsafeBytes({ writeRecords($0) }) {
             // Cut back to the last whole record so later groups can follow it.

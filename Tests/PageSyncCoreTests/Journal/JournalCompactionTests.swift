@@ -66,6 +66,25 @@ import PageSyncCore
         #expect(c.isDue(records: 2 * mib, live: 10, free: nil, now: 1_000_000))
     }
 
+    @Test func aCompactionStartedForSpaceHoldsGroupsUntilItEnds() {
+        var c = JournalCompaction()
+        c.start(forSpace: true)
+        #expect(c.holdsGroups)
+        let written = c.snapshotWritten(size: 100, error: nil, now: 0)
+        let appended = c.tailAppended(error: nil, now: 0)
+        #expect(written && appended && c.holdsGroups, "through switching")
+        c.finishStarted()
+        #expect(c.holdsGroups)
+        _ = c.finishEnded(.renamed(directorySyncError: nil), now: 0)
+        #expect(!c.holdsGroups)
+        c.start(forSpace: true)
+        let failed = c.snapshotWritten(size: 0, error: "ENOSPC", now: 0, fullDisk: true)
+        #expect(!failed && !c.holdsGroups, "a failed one holds nothing: writes are tried again")
+        var ordinary = JournalCompaction()
+        ordinary.start()
+        #expect(!ordinary.holdsGroups, "an ordinary compaction lets groups through to both files")
+    }
+
     // MARK: - Where each group goes
 
     @Test func groupsWrittenWhileSnapshottingWaitInTheTailThenGoToBothFiles() {
