@@ -27,13 +27,18 @@ let package = Package(
         .executable(name: "pagesyncd", targets: ["pagesyncd"]),
         .executable(name: "pagesync", targets: ["pagesync"]),
     ],
+    // Each package is pinned to an exact release, which its upstream tag satisfies anywhere.
+    // Package.resolved is not tracked (.gitignore): it records commit ids, and one written
+    // where the packages come from a mirror names commits that upstream does not have. The
+    // packages these depend on in turn are resolved within the ranges the pinned releases
+    // declare (they cannot be pinned here: SwiftPM warns about a dependency no target uses).
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // No traits: the config file is YAML read through our own libyaml snapshot
         // (PageSyncServer/Config), not the package's YAML (Yams) or JSON traits, which both
         // pull in all of Foundation and ICU's data (about 45 of a stripped daemon's 62 MB).
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.0.0", traits: []),
+        .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0", traits: []),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
