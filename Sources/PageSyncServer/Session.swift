@@ -44,8 +44,8 @@ final class Session {
     var commandsThisTurn = 0
     /// Loop time spent on this client's commands in the current loop turn (see ``TurnBudget``).
     var timeThisTurn: Duration = .zero
-    /// Whether any byte arrived yet (the first one is checked for TLS).
-    var receivedAny = false
+    /// Looks at the first byte the client sends (TLS), and at nothing after it.
+    var crossProtocolGuard = CrossProtocolGuard()
 
     init(id: Int, name: String, connection: any StreamConnection, maxLineLength: Int, runtime: RoomRuntime, control: Bool) {
         self.id = id

@@ -35,6 +35,36 @@ struct CrossProtocolTests {
         }
     }
 
+    @Test("only the first byte a connection sends is checked for TLS: a later line beginning with 0x16 is an ordinary bad line, ERR 400 and the connection kept")
+    func handshakeByteLaterIsAnOrdinaryBadLine() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            let (client, _) = try await daemon.join(label: "later")
+            #expect(try await client.command("PING one").header.raw == "OK PONG one")
+            // In a read of its own, and after a good line in the same read.
+            for bytes in [[0x16] + Array("abc\n".utf8), Array("PING two\n".utf8) + [0x16] + Array("abc\n".utf8)] {
+                try await client.sendRaw(bytes)
+                if bytes.first != 0x16 { #expect(try await client.readServerLine().raw == "OK PONG two") }
+                let reply = try await client.readServerLine()
+                #expect(reply.raw == "ERR 400 control character 0x16 in line", "\(reply)")
+            }
+            #expect(try await client.command("PING three").header.raw == "OK PONG three", "the connection is kept")
+            #expect(try await client.ok("STATUS").int("clients") == 1)
+        }
+    }
+
+    @Test("printf 'ping\\n\\x16abc\\nping\\n' | nc -q1 prints two OK PONG, the line between them an ERR 400")
+    func handshakeByteLaterThroughNetcat() async throws {
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, _ in
+            // bash: its printf knows \x16 (dash's does not).
+            let script = "printf 'ping\\n\\x16abc\\nping\\n' | nc -q1 127.0.0.1 \(daemon.port)"
+            let result = try await runProcess("/bin/bash", ["-c", script])
+            #expect(result.status == 0, "\(script): \(result.output)")
+            let lines = result.output.split(separator: "\n").map(String.init)
+            #expect(lines.count == 4 && lines.first?.hasPrefix("HELLO ") == true, "\(lines)")
+            #expect(Array(lines.dropFirst()) == ["OK PONG", "ERR 400 control character 0x16 in line", "OK PONG"], "\(lines)")
+        }
+    }
+
     @Test("openssl s_client against the plaintext port fails at once instead of hanging")
     func opensslClientFailsFast() async throws {
         try await withDaemon(["talk.txt": Documents.formFeed(pages: 3)]) { daemon, workspace in

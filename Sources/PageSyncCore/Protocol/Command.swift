@@ -132,7 +132,6 @@ public enum CommandParser {
     /// ``parse(_:)`` without ``NavigationFastPath`` (the tests compare the two).
     package static func parseInGeneral(_ line: some Collection<UInt8>) -> Result<Command, ProtocolError> {
         let bytes = Array(line)
-        if bytes.first == CrossProtocolGuard.tlsHandshakeByte { return .failure(CrossProtocolGuard.tlsError) }
         if bytes.contains(0) { return .failure(.malformed("NUL byte in line")) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             return .failure(.malformed("line is not valid UTF-8"))

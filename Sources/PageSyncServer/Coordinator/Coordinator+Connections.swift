@@ -70,15 +70,13 @@ extension Coordinator {
         guard let session = sessions[id] else { return }
         switch event {
         case .data(let bytes):
-            if !session.receivedAny, let first = bytes.first {
-                session.receivedAny = true
-                // TLS and the like: one line saying what this port is, then close.
-                if let error = CrossProtocolGuard.check(firstByte: first) {
-                    stage(session, .bytes(Wire.error(error)))
-                    closeAfterFlush(session)
-                    logger.info("closing \(session.connection.peerDescription): \(error.message)")
-                    return
-                }
+            // TLS and the like, in the first byte a connection sends: one line saying what this
+            // port is, then close. Later bytes are lines like any other.
+            if let error = session.crossProtocolGuard.inspect(bytes) {
+                stage(session, .bytes(Wire.error(error)))
+                closeAfterFlush(session)
+                logger.info("closing \(session.connection.peerDescription): \(error.message)")
+                return
             }
             session.framer.append(bytes)
             processInput(session)

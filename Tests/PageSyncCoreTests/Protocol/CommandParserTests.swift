@@ -285,16 +285,13 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         #expect(command("PING a\tb") == .ping("a\tb"), "tab separates words")
     }
 
-    @Test func aTLSHandshakeByteClosesTheConnection() {
+    /// The TLS check is the connection's (``CrossProtocolGuard``), on its first byte only: a
+    /// line that begins with 0x16 is, to the parser, a line with a control character.
+    @Test func aLineBeginningWithTheTLSHandshakeByteIsAnOrdinaryBadLine() {
         let hello: [UInt8] = [0x16, 0x03, 0x01, 0x00, 0xF8, 0x01, 0x00, 0x00, 0xF4, 0x03, 0x03]
-        let e = CommandParser.parse(hello)
-        #expect(e == .failure(CrossProtocolGuard.tlsError))
-        #expect(CrossProtocolGuard.tlsError.closesConnection)
-        #expect(CrossProtocolGuard.tlsError.code == .malformed)
-        #expect(CrossProtocolGuard.check(firstByte: 0x16) == CrossProtocolGuard.tlsError)
-        for byte in [UInt8(ascii: "N"), 0x15, 0x17, 0x00, 0x80, 0xFF] {
-            #expect(CrossProtocolGuard.check(firstByte: byte) == nil)
-        }
+        #expect(CommandParser.parse(hello) == .failure(.malformed("NUL byte in line")), "a whole handshake: its NUL bytes first")
+        #expect(CommandParser.parse([0x16] + Array("abc".utf8)) == .failure(.malformed("control character 0x16 in line")))
+        #expect(error("\u{16}abc")?.closesConnection == false)
         #expect(error("x\u{16}")?.closesConnection == false, "0x16 later in a line is an ordinary control character")
     }
 
