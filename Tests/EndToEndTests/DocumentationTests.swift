@@ -111,21 +111,53 @@ struct DocumentationTests {
         }
     }
 
-    @Test("README.md's two commands name every Debian package the scripts install")
+    /// scripts/lib/common.sh's package lists by name (`PAGESYNC_BUILD_PACKAGES=(...)` and the like).
+    static func packageLists() throws -> [String: [String]] {
+        let common = try String(contentsOf: root.appendingPathComponent("scripts/lib/common.sh"), encoding: .utf8)
+        var lists: [String: [String]] = [:]
+        for line in common.split(separator: "\n") where line.hasPrefix("PAGESYNC_") && line.contains("_PACKAGES=(") {
+            let name = String(line.prefix { $0 != "=" })
+            lists[name] = line.drop { $0 != "(" }.dropFirst().prefix { $0 != ")" }.split(separator: " ").map(String.init)
+        }
+        return lists
+    }
+
+    /// The packages `script` installs: the lists its `pagesync_install` call names (`"${PAGESYNC_X_PACKAGES[@]}"`).
+    static func packagesInstalled(by script: String, lists: [String: [String]]) throws -> [String] {
+        let text = try String(contentsOf: root.appendingPathComponent(script), encoding: .utf8)
+        // The call, with its continuation lines.
+        let call = try #require(text.components(separatedBy: "pagesync_install ").dropFirst().first?
+            .components(separatedBy: "\n").reduce(into: [String]()) { lines, line in
+                if lines.isEmpty || lines.last!.hasSuffix("\\") { lines.append(line) }
+            }.joined(separator: "\n"), "\(script) calls no pagesync_install")
+        let names = call.matches(of: /\$\{(PAGESYNC_[A-Z]+_PACKAGES)\[@\]\}/).map { String($0.1) }
+        #expect(!names.isEmpty, "\(script): \(call)")
+        return try names.flatMap { name in try #require(lists[name], "\(script) installs \(name), which common.sh does not define") }
+    }
+
+    @Test("README.md's two commands name every Debian package each script installs, and scripts/run-daemon installs what the README's next step runs (nc)")
     func readmeNamesThePackages() throws {
         let markdown = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(markdown.components(separatedBy: "## Two commands").dropFirst().first?
             .components(separatedBy: "\n## ").first)
-        let common = try String(contentsOf: Self.root.appendingPathComponent("scripts/lib/common.sh"), encoding: .utf8)
-        // PAGESYNC_BUILD_PACKAGES=(...), PAGESYNC_TEST_PACKAGES=(...), PAGESYNC_BENCH_PACKAGES=(...)
-        var packages: [String] = []
-        for line in common.split(separator: "\n") where line.hasPrefix("PAGESYNC_") && line.contains("_PACKAGES=(") {
-            let list = line.drop { $0 != "(" }.dropFirst().prefix { $0 != ")" }
-            packages += list.split(separator: " ").map(String.init)
+        let lists = try Self.packageLists()
+        #expect(lists.values.joined().count >= 10, "read \(lists) from scripts/lib/common.sh")
+        let runDaemon = try Self.packagesInstalled(by: "scripts/run-daemon", lists: lists)
+        let test = try Self.packagesInstalled(by: "scripts/test", lists: lists)
+        #expect(Set(lists.values.joined()).isSubset(of: test), "scripts/test installs every list")
+        // What README says before the `scripts/run-daemon` block is what scripts/run-daemon installs.
+        let beforeRunDaemon = try #require(section.components(separatedBy: "```sh\nscripts/run-daemon\n```").first)
+        let unnamed = runDaemon.filter { !beforeRunDaemon.contains("`\($0)`") }
+        #expect(unnamed.isEmpty, "README.md says scripts/run-daemon installs less than it does")
+        let unnamedByTest = test.filter { !section.contains("`\($0)`") }
+        #expect(unnamedByTest.isEmpty, "README.md's \"Two commands\" does not name what scripts/test installs")
+        // The next step after the daemon starts, on a fresh machine: its tools come with scripts/run-daemon.
+        let blocks = try Self.codeBlocks(in: markdown, after: "## Two commands")
+        let nextSteps = blocks.prefix { $0 != ["scripts/test"] }.dropFirst().joined()
+        #expect(nextSteps.contains { $0.contains("| nc ") }, "the README's next step uses nc: \(nextSteps)")
+        if nextSteps.contains(where: { $0.contains("| nc ") }) {
+            #expect(runDaemon.contains("netcat-openbsd"), "scripts/run-daemon does not install nc, which the README's next step runs")
         }
-        #expect(packages.count >= 10, "read \(packages) from scripts/lib/common.sh")
-        let unnamed = packages.filter { !section.contains("`\($0)`") }
-        #expect(unnamed.isEmpty, "README.md's \"Two commands\" does not name what the scripts install")
     }
 
     /// Types each `> ` line into one connection and compares what comes back with the lines below it.

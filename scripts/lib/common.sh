@@ -10,11 +10,14 @@
 # pager. Each -dev package pulls its shared library, which the binaries link (the Debian package
 # depends on those: libuv1, libssl3, libhiredis0.14, libyaml-0-2, libcmark-gfm*).
 PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev)
+# Also installed by scripts/run-daemon, for the README's next step once the daemon runs
+# (`printf 'next\n' | nc -q1 127.0.0.1 7777`); the end-to-end tests use `nc -q1` too.
+PAGESYNC_RUN_PACKAGES=(netcat-openbsd)
 # Also needed by scripts/test: `make build man install` and the end-to-end tests
-# (`nc -q1`, the pager under tmux, socket activation and unit checks, `man --warnings`,
+# (the pager under tmux, socket activation and unit checks, `man --warnings`,
 # certificates for the TLS tests and the README's `socat - OPENSSL:...`, a real redis-server for the
 # Redis engine's tests).
-PAGESYNC_TEST_PACKAGES=(make netcat-openbsd tmux systemd man-db openssl socat redis-server)
+PAGESYNC_TEST_PACKAGES=(make tmux systemd man-db openssl socat redis-server)
 # `make deb` (dpkg-dev: dpkg-shlibdeps, dpkg-gencontrol) and scripts/package-test, which scripts/test
 # runs as root: lintian, and a minimal Debian 12 made with debootstrap and booted with
 # systemd-nspawn (systemd-container).
