@@ -33,7 +33,7 @@ import Testing
             }
             let (late, hello) = try await ds[2].join()
             #expect(hello.fields["page"] == "4" && hello.fields["version"] == ok.fields["version"])
-            // Each daemon shares its members about once a second.
+            // Each daemon shares its members within half a second.
             var who = try await late.command("WHO")
             for _ in 0..<100 where who.lines.count != 4 {
                 try await Task.sleep(for: .milliseconds(50))
@@ -274,7 +274,7 @@ import Testing
             }
             let (a, _) = try await ds[0].join()
             let (b, _) = try await ds[1].join()
-            /// b's WHO, asked until `done` holds for its lines (members are shared about once a second).
+            /// b's WHO, asked until `done` holds for its lines (members are shared within half a second).
             func whoAtB(until done: ([String]) -> Bool) async throws -> [String] {
                 var who = try await b.command("WHO")
                 let start = ContinuousClock.now

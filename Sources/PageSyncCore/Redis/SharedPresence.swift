@@ -3,13 +3,19 @@
 ///
 /// Each daemon keeps one entry per room in Redis (the presence script) with an expiry taken
 /// from Redis's clock; a daemon that stops sending (killed) drops out once its entry expires.
+///
+/// The bounds PROTOCOL.md gives: a join, leave or rename is in other daemons' `WHO` within
+/// half a second (the next tick, at most ``tickMilliseconds`` later, plus a Redis round trip);
+/// after an outage a daemon sends its lists again as soon as it has reconnected
+/// (``PresenceTracker/lookAtEngine(available:)``), not on its next heartbeat.
 public enum PresenceRules {
-    /// How often the daemon looks at its members (ms).
-    public static let tickMilliseconds: UInt64 = 1000
+    /// How often the daemon looks at its members (ms). A room whose members did not change
+    /// costs O(1) a tick (``PresenceTracker``), so a short tick costs little.
+    public static let tickMilliseconds: UInt64 = 250
     /// The first look, shortly after start (ms).
     public static let firstTickMilliseconds: UInt64 = 200
-    /// Every this many ticks an unchanged, non-empty list is sent again (the heartbeat).
-    public static let heartbeatTicks = 5
+    /// Every this many ticks an unchanged, non-empty list is sent again (the heartbeat, every 5 s).
+    public static let heartbeatTicks = 20
     /// How long an entry stays listed without a heartbeat (ms).
     public static let ttlMilliseconds = 20_000
     /// The longest time between two sends of an unchanged list (ms). Below the TTL, so a live
@@ -62,6 +68,8 @@ public struct PresenceTracker: Equatable, Sendable {
     public private(set) var sent: [String: [String]] = [:]
     /// Each room's presence revision when its lines were last built.
     private var built: [String: UInt64] = [:]
+    /// Whether the engine could be reached when last looked at (``lookAtEngine(available:)``).
+    private var engineWasAvailable = false
 
     /// An empty tracker: nothing sent yet.
     public init() {}
@@ -87,6 +95,17 @@ public struct PresenceTracker: Equatable, Sendable {
         guard lines != last || (heartbeat && !lines.isEmpty) else { return nil }
         sent[room] = lines.isEmpty ? nil : lines
         return lines
+    }
+
+    /// Looks at whether Redis can be reached now, as often as that can change (after every
+    /// loop turn): true when it has just become reachable, the first time or again after an
+    /// outage. Every room's lines must then be sent at once, as on a heartbeat: what this daemon
+    /// sent before may be gone (a restart without persistence, a failover to a replica that
+    /// had not seen it), and the next heartbeat can be ``PresenceRules/heartbeatMilliseconds``
+    /// away.
+    public mutating func lookAtEngine(available: Bool) -> Bool {
+        defer { engineWasAvailable = available }
+        return available && !engineWasAvailable
     }
 
     /// Shutdown: the rooms whose entries must be cleared (sent non-empty), in name order;

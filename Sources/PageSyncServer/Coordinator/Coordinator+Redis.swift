@@ -20,6 +20,14 @@ extension Coordinator {
             self.sharePresence(heartbeat: PresenceRules.isHeartbeat(tick: ticks))
         }
         shared.presenceTimer = timer
+        // Redis reachable again after an outage: every room's members at once, not on the next
+        // heartbeat (PresenceTracker.lookAtEngine). Whether it is reachable changes only in the
+        // loop's callbacks, and a prepare hook runs after each turn's callbacks, so it sees
+        // every outage, however short.
+        shared.availabilityHook = PrepareHook(loop: loop) { [unowned self] in
+            guard let authority = self.authority else { return }
+            if self.shared.presence.lookAtEngine(available: authority.isAvailable) { self.sharePresence(heartbeat: true) }
+        }
     }
 
     /// Shutdown: this daemon's members leave every room's presence, and reconnecting stops.
@@ -27,6 +35,8 @@ extension Coordinator {
         guard let authority else { return }
         shared.presenceTimer?.close()
         shared.presenceTimer = nil
+        shared.availabilityHook?.close()
+        shared.availabilityHook = nil
         for room in shared.presence.leaving() { authority.publishMembers(room: room, lines: []) }
         authority.shutdown()
     }
@@ -167,6 +177,8 @@ extension Coordinator {
 /// What the coordinator keeps for an authoritative engine.
 final class AuthoritySide {
     var presenceTimer: UV.Timer?
+    /// Watches whether the engine can be reached, after every loop turn.
+    var availabilityHook: PrepareHook?
     /// What this daemon last sent about its members.
     var presence = PresenceTracker()
     /// The foreign doc id last warned about per room (logged once per value).

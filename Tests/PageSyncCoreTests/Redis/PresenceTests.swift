@@ -2,18 +2,25 @@ import Testing
 import PageSyncCore
 
 @Suite struct PresenceRulesTests {
-    @Test func heartbeatOnTheFirstTickAndEveryFifth() {
-        let beats = (1...16).filter { PresenceRules.isHeartbeat(tick: $0) }
-        #expect(beats == [1, 6, 11, 16])
+    @Test func heartbeatOnTheFirstTickAndEveryTwentiethThatIsEveryFiveSeconds() {
+        let beats = (1...61).filter { PresenceRules.isHeartbeat(tick: $0) }
+        #expect(beats == [1, 21, 41, 61])
         #expect(!PresenceRules.isHeartbeat(tick: 0))
         #expect(!PresenceRules.isHeartbeat(tick: -4))
+        #expect(PresenceRules.heartbeatMilliseconds == 5000)
     }
 
     @Test func aLiveDaemonNeverExpiresAndADeadOneLeavesWithinThirtySeconds() {
         // Three heartbeats may be late or lost before a live daemon's entry expires.
         #expect(PresenceRules.heartbeatMilliseconds * 3 < PresenceRules.ttlMilliseconds)
         #expect(PresenceRules.ttlMilliseconds <= 30_000)
-        #expect(PresenceRules.firstTickMilliseconds < PresenceRules.tickMilliseconds)
+        #expect(PresenceRules.firstTickMilliseconds <= PresenceRules.tickMilliseconds)
+    }
+
+    @Test("a change is looked at within a quarter of a second, so it is in other daemons' WHO within PROTOCOL.md's half second")
+    func aChangeIsSharedWithinHalfASecond() {
+        #expect(PresenceRules.tickMilliseconds <= 250)
+        #expect(PresenceRules.firstTickMilliseconds <= 250)
     }
 
     @Test func memberAndWhoLines() {
@@ -150,6 +157,23 @@ import PageSyncCore
         #expect(t.leaving() == ["r"])
         #expect(t == PresenceTracker())
         #expect(t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] } == ["ann control=no"])
+    }
+
+    @Test("Redis reachable, the first time or again after an outage however short: every room is sent at once, as on a heartbeat")
+    func everythingIsSentAgainWhenTheEngineComesBack() {
+        var t = PresenceTracker()
+        /// What the tracker says to each look, in order.
+        func looks(_ available: [Bool]) -> [Bool] { available.map { t.lookAtEngine(available: $0) } }
+        #expect(looks([false, true, true]) == [false, true, false], "reachable the first time: send")
+        #expect(t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] } == ["ann control=no"])
+        // Unchanged: nothing until a heartbeat.
+        #expect(t.due(room: "r", revision: 1, heartbeat: false) { ["ann control=no"] } == nil)
+        // An outage of one loop turn, then reachable again (a restart that lost every entry): once.
+        #expect(looks([false, true, true]) == [false, true, false], "back after an outage")
+        // What the coordinator does then: a heartbeat now, which sends the unchanged lines again.
+        #expect(t.due(room: "r", revision: 1, heartbeat: true) { ["ann control=no"] } == ["ann control=no"])
+        // A long outage is still one send when it ends.
+        #expect(looks([false, false, false, false, true, true]) == [false, false, false, false, true, false])
     }
 
     @Test("with revisions that move whenever the lines change, it sends exactly what building every tick would (random runs)")
