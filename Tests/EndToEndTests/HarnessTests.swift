@@ -49,4 +49,29 @@ struct HarnessTests {
         let received = recv(pair[0], &byte, 1, 0)
         #expect(received == 0, "no EOF while the child runs: it holds the other end of the pair")
     }
+
+    @Test("without PAGESYNC_BIN_DIR, a debug test build runs the release binaries when all are there and newer than the sources")
+    func releaseBinariesFoundWhenCurrent() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let debug = workspace.url("build/debug"), release = workspace.url("build/release")
+        try FileManager.default.createDirectory(at: debug, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: release, withIntermediateDirectories: true)
+        let newest = try #require(Binaries.newestSourceDate())
+        func stamp(_ names: [String], _ date: Date) throws {
+            for name in names {
+                let path = release.appendingPathComponent(name).path
+                #expect(FileManager.default.createFile(atPath: path, contents: Data("#!/bin/sh\n".utf8)))
+                try FileManager.default.setAttributes([.modificationDate: date, .posixPermissions: 0o755], ofItemAtPath: path)
+            }
+        }
+        #expect(Binaries.currentRelease(besides: debug) == nil, "no release build")
+        try stamp(Array(Binaries.names.dropLast()), newest.addingTimeInterval(60))
+        #expect(Binaries.currentRelease(besides: debug) == nil, "one executable missing")
+        try stamp([Binaries.names.last!], newest.addingTimeInterval(-60))
+        #expect(Binaries.currentRelease(besides: debug) == nil, "one executable older than a source file")
+        try stamp(Binaries.names, newest.addingTimeInterval(60))
+        #expect(Binaries.currentRelease(besides: debug)?.path == release.path)
+        #expect(Binaries.currentRelease(besides: release) == nil, "only a debug build looks beside itself")
+    }
 }

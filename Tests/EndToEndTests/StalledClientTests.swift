@@ -107,7 +107,8 @@ struct StalledClientTests {
 
     @Test("1,000 stalled followers in the room do not slow a follower that keeps up")
     func fastFollowerBesideAThousandStalled() async throws {
-        try await withDaemon(["talk.txt": Documents.formFeed(pages: 9)], arguments: ["--wrap"]) { daemon, _ in
+        // 1,002 connections from one address: above the default per-address limit of 1,000.
+        try await withDaemon(["talk.txt": Documents.formFeed(pages: 9)], arguments: ["--wrap", "--max-clients-per-address", "2000"]) { daemon, _ in
             let (driver, hello) = try await daemon.join(label: "driver")
             let (fast, _) = try await daemon.join(label: "fast")
             var version = hello.version ?? 0
@@ -134,6 +135,17 @@ struct StalledClientTests {
                 return (samples.sorted(), Int(cpu / .microseconds(1)) / rounds)
             }
             let (alone, cpuAlone) = try await measure(100)
+            // What a member costs when it keeps up: 1,000 followers with room for every change
+            // (their receive buffers take the 100 changes unread), so each change is one write
+            // per member. About 7 µs of the daemon's CPU a member, mostly the kernel's, in
+            // release and debug builds alike.
+            var keepingUp: [LineClient] = []
+            for i in 0..<1_000 { keepingUp.append(try await daemon.connect(label: "keeping-up-\(i)")) }
+            #expect(try await eventually(attempts: 1_000) { try await driver.ok("STATUS").int("clients") == 1_002 })
+            let (_, cpuKeepingUp) = try await measure(100)
+            for client in keepingUp { client.close() }
+            keepingUp.removeAll()
+            #expect(try await eventually(attempts: 1_000) { try await driver.ok("STATUS").int("clients") == 2 })
             var stalled: [LineClient] = []
             for i in 0..<1_000 { stalled.append(try await daemon.connect(label: "stalled-\(i)", receiveBufferSize: 4096)) }
             // Fill the stalled followers' buffers first, then measure.
@@ -142,20 +154,29 @@ struct StalledClientTests {
             let (crowded, cpuCrowded) = try await measure(100)
             let p50Alone = alone[alone.count / 2], p50Crowded = crowded[crowded.count / 2]
             // Guards against stalls, not a benchmark. A stalled member costs the fan-out pass only
-            // its latest-state slot, so the daemon's CPU time per change stays in the same range
-            // (measured: 81–161 µs alone, 239–667 µs beside 1,000 stalled, the higher figures in
-            // the parallel suite); a write attempt or a render per stalled member would add over
-            // 1 ms. CPU time, because wall-clock latency in the parallel suite also measures the
+            // its latest-state slot, so the daemon's CPU time per change stays in the same range;
+            // a write attempt or a render per stalled member would add over 1 ms to an optimized
+            // daemon. CPU time, because wall-clock latency in the parallel suite also measures the
             // other tests: a p50 bound of 10× + 2 ms failed once at 9.2 ms beside the Redis suite.
+            // An unoptimized (debug) daemon spends 0.7 to 0.9 µs of its own on each stalled
+            // member's slot, as much as that 1 ms allowance, so there the bound is the daemon's own
+            // cost of a member that keeps up: a stalled member costs under a quarter of it (0.6%
+            // measured in release, 10 to 13% in debug; a write attempt or a render per stalled
+            // member is over a third in debug).
+            // Measured on b8f4bee's daemon, one test at a time: 14–23 µs alone, 53–69 µs beside 1,000
+            // stalled, 6,700–7,600 µs beside 1,000 that keep up (release); 35–43, 707–964 and
+            // 6,700–8,500 µs (debug).
+            let costs = "daemon CPU per change: \(cpuAlone) µs alone, \(cpuKeepingUp) µs beside 1,000 that keep up, \(cpuCrowded) µs beside 1,000 stalled"
             if Daemon.resourceBudgetsApply {
-                #expect(cpuCrowded < cpuAlone * 5 + 1_000, "daemon CPU per change: \(cpuAlone) µs alone, \(cpuCrowded) µs beside 1,000 stalled")
+                if !Binaries.areUnoptimized { #expect(cpuCrowded < cpuAlone * 5 + 1_000, "\(costs)") }
+                #expect((cpuCrowded - cpuAlone) * 4 < cpuKeepingUp - cpuAlone, "\(costs)")
             }
             // And the fast follower's latency is not held back by a timer or a stalled peer (a
             // write waiting on a stalled socket, or a retry timer, would add 100 ms or more to
             // most rounds). The median, with 50 ms of room, because in the parallel suite this
             // measures the other tests too: one preempted round of 100 (170 ms once, at
             // 7bc7a0d+1) decided a p99, and a p90 bound of 10× + 20 ms failed at 30.8 ms with
-            // one busy loop beside the suite (session 14).
+            // one busy loop beside the suite (the runs behind bd093b6).
             #expect(p50Crowded < p50Alone * 10 + 50_000, "median \(p50Alone) µs alone, \(p50Crowded) µs beside 1,000 stalled")
             #expect(daemon.isRunning && stalled.count == 1_000)
         }
