@@ -157,20 +157,10 @@ public struct KeyDecoder: Sendable {
             guard pending.count >= 3 else {
                 return final ? .keys([.escape, .char("O")], consumed: 2) : .incomplete
             }
-            let key: Key?
-            switch pending[2] {
-            case UInt8(ascii: "A"): key = .up
-            case UInt8(ascii: "B"): key = .down
-            case UInt8(ascii: "C"): key = .right
-            case UInt8(ascii: "D"): key = .left
-            case UInt8(ascii: "H"): key = .home
-            case UInt8(ascii: "F"): key = .end
-            case 0x40...0x7E: key = nil  // F1-F4 and keypad: dropped
-            default:
-                // Not an SS3 key: the ESC was an Escape key, "O" was typed.
-                return .keys([.escape, .char("O")], consumed: 2)
-            }
-            return .keys(key.map { [$0] } ?? [], consumed: 3)
+            // Not an SS3 key: the ESC was an Escape key, "O" was typed.
+            guard (0x40...0x7E).contains(pending[2]) else { return .keys([.escape, .char("O")], consumed: 2) }
+            // F1-F4 and keypad keys are dropped.
+            return .keys(Self.cursorKey(final: pending[2]).map { [$0] } ?? [], consumed: 3)
         case 0x1B:
             return .keys([.escape], consumed: 1)
         default:
@@ -207,14 +197,7 @@ public struct KeyDecoder: Sendable {
             f.isEmpty ? nil : (f.count <= 4 ? Int(String(decoding: f, as: UTF8.self)) : -1)
         }
         let key: Key?
-        switch finalByte {
-        case UInt8(ascii: "A"): key = .up
-        case UInt8(ascii: "B"): key = .down
-        case UInt8(ascii: "C"): key = .right
-        case UInt8(ascii: "D"): key = .left
-        case UInt8(ascii: "H"): key = .home
-        case UInt8(ascii: "F"): key = .end
-        case UInt8(ascii: "~"):
+        if finalByte == UInt8(ascii: "~") {
             switch firstNumber {
             case 1, 7: key = .home
             case 4, 8: key = .end
@@ -222,10 +205,25 @@ public struct KeyDecoder: Sendable {
             case 6: key = .pageDown
             default: key = nil
             }
-        default: key = nil
+        } else {
+            key = Self.cursorKey(final: finalByte)
         }
         // Letter-final keys take at most "1;<modifier>" as parameters.
         if finalByte != UInt8(ascii: "~"), let n = firstNumber, n != 1 { return .keys([], consumed: consumed) }
         return .keys(key.map { [$0] } ?? [], consumed: consumed)
+    }
+
+    /// The key a cursor sequence's final letter names, the same after `ESC [` (CSI) and after
+    /// `ESC O` (SS3, what terminals send in application cursor mode): arrows, Home and End.
+    private static func cursorKey(final byte: UInt8) -> Key? {
+        switch byte {
+        case UInt8(ascii: "A"): return .up
+        case UInt8(ascii: "B"): return .down
+        case UInt8(ascii: "C"): return .right
+        case UInt8(ascii: "D"): return .left
+        case UInt8(ascii: "H"): return .home
+        case UInt8(ascii: "F"): return .end
+        default: return nil
+        }
     }
 }

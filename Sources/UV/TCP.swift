@@ -10,11 +10,11 @@ import Darwin
 /// The wrapper stays alive while the handle is open (the handle retains it), so you may drop your
 /// reference; call `close()` to stop listening and release it.
 public final class TCPListener: UVHandleOwner {
-    private let loop: EventLoop
-    private let handle: UnsafeMutablePointer<uv_tcp_t>
+    private var handle: OwnedHandle<uv_tcp_t>
     private var onConnection: ((TCPConnection) -> Void)?
     /// True once `close()` was called.
-    public private(set) var isClosed = false
+    public var isClosed: Bool { handle.isClosed }
+    private var loop: EventLoop { handle.loop }
 
     /// Creates a TCP socket bound to `host:port`. `host` is an IPv4 or IPv6 literal (brackets
     /// allowed) or `"localhost"` (= 127.0.0.1); `port` 0 picks a free port (see `localAddress`).
@@ -23,40 +23,19 @@ public final class TCPListener: UVHandleOwner {
     public init(loop: EventLoop, host: String, port: Int) throws(UVError) {
         loop.assertOnLoopThread()
         guard let address = SocketAddress(host: host, port: port) else { throw .invalidArgument }
-        let handle = HandleMemory.allocate(uv_tcp_t.self, loop: loop)
-        let initResult = uv_tcp_init(loop.raw, handle)
-        if initResult < 0 {
-            HandleMemory.freeUninitialized(handle, loop: loop)
-            throw UVError(code: initResult)
-        }
-        let bindResult = address.withSockaddr { uv_tcp_bind(handle, $0, 0) }
-        if bindResult < 0 {
-            HandleMemory.close(asHandle(handle))
-            throw UVError(code: bindResult)
-        }
-        self.loop = loop
+        var handle = try OwnedHandle<uv_tcp_t>(loop: loop, initialize: uv_tcp_init)
+        try handle.setUp { handle in address.withSockaddr { uv_tcp_bind(handle, $0, 0) } }
         self.handle = handle
-        HandleMemory.attach(self, to: asHandle(handle))
+        handle.attach(self)
     }
 
     /// Adopts an already bound (typically already listening) socket, e.g. one passed by systemd
     /// socket activation (fd 3). Throws when `uv_tcp_open` fails (not a socket, bad fd).
     public init(loop: EventLoop, adopting fd: Int32) throws(UVError) {
-        loop.assertOnLoopThread()
-        let handle = HandleMemory.allocate(uv_tcp_t.self, loop: loop)
-        let initResult = uv_tcp_init(loop.raw, handle)
-        if initResult < 0 {
-            HandleMemory.freeUninitialized(handle, loop: loop)
-            throw UVError(code: initResult)
-        }
-        let openResult = uv_tcp_open(handle, uv_os_sock_t(fd))
-        if openResult < 0 {
-            HandleMemory.close(asHandle(handle))
-            throw UVError(code: openResult)
-        }
-        self.loop = loop
+        var handle = try OwnedHandle<uv_tcp_t>(loop: loop, initialize: uv_tcp_init)
+        try handle.setUp { uv_tcp_open($0, uv_os_sock_t(fd)) }
         self.handle = handle
-        HandleMemory.attach(self, to: asHandle(handle))
+        handle.attach(self)
     }
 
     /// Starts listening. Each accepted connection is handed to `onConnection` (not reading yet).
@@ -66,7 +45,7 @@ public final class TCPListener: UVHandleOwner {
         loop.assertOnLoopThread()
         guard !isClosed else { throw .invalidArgument }
         self.onConnection = onConnection
-        let result = uv_listen(asStream(handle), backlog) { server, status in
+        let result = uv_listen(asStream(handle.pointer), backlog) { server, status in
             guard status == 0, let server,
                   let listener = HandleMemory.owner(of: asHandle(server), as: TCPListener.self)
             else { return }
@@ -79,18 +58,10 @@ public final class TCPListener: UVHandleOwner {
     }
 
     private func accept() {
-        guard !isClosed else { return }
-        let client = HandleMemory.allocate(uv_tcp_t.self, loop: loop)
-        let initResult = uv_tcp_init(loop.raw, client)
-        if initResult < 0 {
-            HandleMemory.freeUninitialized(client, loop: loop)
-            return
-        }
-        if uv_accept(asStream(handle), asStream(client)) < 0 {
-            HandleMemory.close(asHandle(client))
-            return
-        }
-        let connection = TCPConnection(loop: loop, handle: client)
+        guard !isClosed, var client = try? OwnedHandle<uv_tcp_t>(loop: loop, initialize: uv_tcp_init) else { return }
+        guard (try? client.setUp({ uv_accept(asStream(handle.pointer), asStream($0)) })) != nil else { return }
+        // The connection's StreamIO owns the handle from here (and closes it).
+        let connection = TCPConnection(loop: loop, handle: client.pointer)
         connection.refreshPeer()
         onConnection?(connection)
     }
@@ -98,17 +69,13 @@ public final class TCPListener: UVHandleOwner {
     /// The bound address (numeric host, port), e.g. to learn the port picked for port 0.
     /// Nil after `close()` or when the socket is not bound.
     public var localAddress: (host: String, port: Int)? {
-        guard !isClosed, let address = SocketAddress.of(handle, peer: false) else { return nil }
+        guard !isClosed, let address = SocketAddress.of(handle.pointer, peer: false) else { return nil }
         return (address.host, address.port)
     }
 
     /// Stops listening and closes the socket. Idempotent. Already accepted connections are unaffected.
     public func close() {
-        loop.assertOnLoopThread()
-        guard !isClosed else { return }
-        isClosed = true
-        onConnection = nil
-        HandleMemory.close(asHandle(handle))
+        if handle.close() { onConnection = nil }
     }
 }
 
@@ -196,18 +163,19 @@ public final class TCPConnection {
 
     private static func connect(loop: EventLoop, address: SocketAddress,
                                 _ done: @escaping (Result<TCPConnection, UVError>) -> Void) {
-        let handle = HandleMemory.allocate(uv_tcp_t.self, loop: loop)
-        let initResult = uv_tcp_init(loop.raw, handle)
-        if initResult < 0 {
-            HandleMemory.freeUninitialized(handle, loop: loop)
-            deferred(loop) { done(.failure(UVError(code: initResult))) }
+        let handle: OwnedHandle<uv_tcp_t>
+        do {
+            handle = try OwnedHandle(loop: loop, initialize: uv_tcp_init)
+        } catch {
+            deferred(loop) { done(.failure(error)) }
             return
         }
-        let connection = TCPConnection(loop: loop, handle: handle)
+        // The connection's StreamIO owns the handle from here (and closes it).
+        let connection = TCPConnection(loop: loop, handle: handle.pointer)
         let request = HandleMemory.allocateRequest(uv_connect_t.self)
         request.pointee.data = Unmanaged.passRetained(ConnectContext(connection: connection, done: done)).toOpaque()
         let result = address.withSockaddr { sockaddr in
-            uv_tcp_connect(request, handle, sockaddr) { request, status in
+            uv_tcp_connect(request, handle.pointer, sockaddr) { request, status in
                 guard let request, let data = request.pointee.data else { return }
                 let context = Unmanaged<ConnectContext>.fromOpaque(data).takeRetainedValue()
                 HandleMemory.freeRequest(request)

@@ -54,25 +54,27 @@ enum HandleMemory {
     /// Frees handle memory. Only for memory that libuv no longer references (after the close callback,
     /// or for a handle whose `uv_*_init` failed).
     static func free(_ handle: UnsafeMutablePointer<uv_handle_t>, loop: UnsafeMutablePointer<uv_loop_t>?) {
-        if let loopData = loop?.pointee.data {
-            Unmanaged<EventLoop>.fromOpaque(loopData).takeUnretainedValue().handleCount.subtract(1, ordering: .relaxed)
-        }
-        UVHandles.handleCounter.subtract(1, ordering: .relaxed)
-        #if canImport(Glibc)
-        Glibc.free(handle)
-        #else
-        Darwin.free(handle)
-        #endif
+        release(handle, countedIn: loop?.pointee.data.map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() })
     }
 
     /// Frees memory for a handle whose `uv_*_init` failed (libuv never saw it).
     static func freeUninitialized<T>(_ handle: UnsafeMutablePointer<T>, loop: EventLoop) {
-        loop.handleCount.subtract(1, ordering: .relaxed)
+        release(handle, countedIn: loop)
+    }
+
+    /// Frees one handle's memory and takes it off the counters (the process's and `loop`'s).
+    private static func release(_ memory: UnsafeMutableRawPointer, countedIn loop: EventLoop?) {
+        loop?.handleCount.subtract(1, ordering: .relaxed)
         UVHandles.handleCounter.subtract(1, ordering: .relaxed)
+        systemFree(memory)
+    }
+
+    /// The C library's free(3).
+    private static func systemFree(_ memory: UnsafeMutableRawPointer) {
         #if canImport(Glibc)
-        Glibc.free(handle)
+        Glibc.free(memory)
         #else
-        Darwin.free(handle)
+        Darwin.free(memory)
         #endif
     }
 
@@ -86,11 +88,7 @@ enum HandleMemory {
     /// Frees a request allocated with `allocateRequest`.
     static func freeRequest<T>(_ request: UnsafeMutablePointer<T>) {
         UVHandles.requestCounter.subtract(1, ordering: .relaxed)
-        #if canImport(Glibc)
-        Glibc.free(request)
-        #else
-        Darwin.free(request)
-        #endif
+        systemFree(request)
     }
 
     /// Sets `handle.data` to a retained reference to `owner`. The reference is released in
@@ -117,5 +115,72 @@ enum HandleMemory {
             }
             HandleMemory.free(handle, loop: handle.pointee.loop)
         }
+    }
+}
+
+/// One libuv handle of type `H` (`uv_timer_t`, `uv_signal_t`, ...) as its wrapper object keeps
+/// it: the one place where a handle is allocated and initialized, started or set up with its
+/// failure undone, tied to its owner, and closed once. Loop thread only.
+///
+/// The memory is libuv's from `uv_*_init` on: a handle that was initialized is freed only in
+/// the close callback `close()` installs (``HandleMemory/close(_:)``), never directly.
+struct OwnedHandle<H> {
+    let loop: EventLoop
+    let pointer: UnsafeMutablePointer<H>
+    /// True once `close()` was called.
+    private(set) var isClosed = false
+
+    /// Allocates a handle and initializes it with `initialize` (its `uv_*_init`); on failure
+    /// frees it (libuv never saw it) and throws.
+    init(loop: EventLoop, initialize: (UnsafeMutablePointer<uv_loop_t>, UnsafeMutablePointer<H>) -> Int32) throws(UVError) {
+        loop.assertOnLoopThread()
+        let pointer = HandleMemory.allocate(H.self, loop: loop)
+        let result = initialize(loop.raw, pointer)
+        if result < 0 {
+            HandleMemory.freeUninitialized(pointer, loop: loop)
+            throw UVError(code: result)
+        }
+        self.loop = loop
+        self.pointer = pointer
+    }
+
+    /// The same for a handle whose `uv_*_init` cannot fail (`uv_timer_init`, `uv_prepare_init`):
+    /// a failure is a bug, and stops the process naming `name`.
+    init(loop: EventLoop, infallible name: StaticString,
+         initialize: (UnsafeMutablePointer<uv_loop_t>, UnsafeMutablePointer<H>) -> Int32) {
+        do {
+            try self.init(loop: loop, initialize: initialize)
+        } catch {
+            preconditionFailure("\(name) cannot fail, but did: \(error)")
+        }
+    }
+
+    /// The handle's `uv_handle_t` header.
+    var handle: UnsafeMutablePointer<uv_handle_t> { asHandle(pointer) }
+
+    /// Runs a step that may fail after the init (`uv_*_start`, a bind, an open); on failure
+    /// closes the handle and throws.
+    mutating func setUp(_ step: (UnsafeMutablePointer<H>) -> Int32) throws(UVError) {
+        let result = step(pointer)
+        if result < 0 {
+            close()
+            throw UVError(code: result)
+        }
+    }
+
+    /// Ties the handle to `owner`: callbacks find it with ``HandleMemory/owner(of:as:)``, and it
+    /// stays alive until the handle's close callback.
+    func attach(_ owner: AnyObject) {
+        HandleMemory.attach(owner, to: handle)
+    }
+
+    /// Starts closing the handle, once: false when it was already closed (nothing done).
+    @discardableResult
+    mutating func close() -> Bool {
+        loop.assertOnLoopThread()
+        guard !isClosed else { return false }
+        isClosed = true
+        HandleMemory.close(handle)
+        return true
     }
 }
