@@ -18,6 +18,8 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .customLong("durable-rounds"), parsing: .upToNextOption,
             help: "Result TSV files of the durable phase, one per round (every target once, one after another): the durable table's medians and ratios are taken over these rounds rather than over the runs.")
     var durableRoundFiles: [String] = []
+    @Flag(help: "First a table of the goals scripts/bench measures (issues 10, 11, 12 and 15), each with this run's figure and whether it is met.")
+    var goals = false
 
     /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.
     static let sampleMetric = "fanout_sample_us"
@@ -128,6 +130,14 @@ struct ReportCommand: ParsableCommand {
         labels = preferred.filter { labels.contains($0) } + labels.filter { !preferred.contains($0) }
         let ratioLabels = ["redis", "nats", "floor"].filter { labels.contains($0) && skipped[$0] == nil }
 
+        if goals {
+            let unit = durableRoundFiles.isEmpty ? "run" : "round"
+            BenchGoals(runs: runs, durable: durableRoundFiles.isEmpty ? runs : durableRoundFiles.map(Self.readRound), durableUnit: unit,
+                       pooled: samples, interleaved: interleaved.samples).printTable()
+            print("")
+            print("#### Every figure")
+            print("")
+        }
         printTable(runs, keys: keys, columns: labels, ratios: ratioLabels.map { (primary, $0) }, skipped: skipped)
         if !skipped.isEmpty {
             print("")

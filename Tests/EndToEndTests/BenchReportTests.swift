@@ -159,4 +159,78 @@ struct BenchReportTests {
         #expect(!output.contains("interleaved_"), "\(output)")
         #expect(Self.cells(of: "fan-out p99 (µs), N=1000, pooled", in: table) == nil)
     }
+
+    /// The cells after the goal column of the goals table's row for `goal`.
+    static func goalCells(_ goal: String, in output: String) -> [String]? {
+        for line in output.split(separator: "\n") where line.contains("| \(goal) |") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return Array(cells.dropFirst(2))
+        }
+        return nil
+    }
+
+    @Test("--goals: a table first, each goal's figure read from the rows and its status from its bound")
+    func goalsTable() async throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        // Interleaved at N=1000: pagesyncd 1…100 µs, redis twice that, the floor 0.8 times; the
+        // same targets one after another: pagesyncd 1…100, redis 1.25 times. So pagesyncd's p99
+        // is 0.50 of redis's interleaved (met) and 1.25 of the floor's (not met, above 1.1).
+        var lines: [(String, String, Int, Double)] = [("pagesyncd", "recovery_ms", 1_000_000, 280), ("pagesyncd", "recovery_max_ms", 1_000_000, 290)]
+        for change in 1...100 {
+            let us = Double(change)
+            lines += [("pagesyncd", "interleaved_fanout_sample_us", 1000, us), ("redis", "interleaved_fanout_sample_us", 1000, 2 * us),
+                      ("floor", "interleaved_fanout_sample_us", 1000, 0.8 * us),
+                      ("pagesyncd", "fanout_sample_us", 1000, us), ("redis", "fanout_sample_us", 1000, 1.25 * us)]
+        }
+        let run = workspace.url("run-1.tsv")
+        try Self.rows(lines).write(to: run, atomically: true, encoding: .utf8)
+        // Durable rounds at 20 clients: pagesyncd/redis 0.80, 0.95 and 1.00 (median 0.95, met);
+        // pagesyncd-always/redis-always at 1 client 0.5, 0.6, 0.7 (median 0.60, below 0.9).
+        var rounds: [String] = []
+        for (i, (batch, always)) in [(0.8, 0.5), (0.95, 0.6), (1.0, 0.7)].enumerated() {
+            let url = workspace.url("durable-1-\(i).tsv")
+            try Self.rows([("pagesyncd", "durable_cps", 20, batch * 1000), ("redis", "durable_cps", 20, 1000),
+                           ("pagesyncd-always", "durable_cps", 1, always * 100), ("redis-always", "durable_cps", 1, 100)])
+                .write(to: url, atomically: true, encoding: .utf8)
+            rounds.append(url.path)
+        }
+        let result = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", "--goals", run.path, "--durable-rounds"] + rounds)
+        #expect(result.status == 0, "\(result.output)")
+        let output = result.output
+        #expect(output.hasPrefix("#### Goals"), "the goals come first: \(output.prefix(200))")
+        #expect(Self.goalCells("`batch` ≥ 0.9× redis without persistence, 20 clients", in: output) == ["0.95 (rounds 0.80 to 1.00)", "**met**"], "\(output)")
+        #expect(Self.goalCells("`always` ≥ 0.9× redis appendfsync always, 1 client", in: output) == ["0.60 (rounds 0.50 to 0.70)", "**not met**"])
+        #expect(Self.goalCells("fan-out p99 ≤ 1.0× redis pub/sub, N=1000", in: output) == ["0.50 interleaved (99 vs 198 µs); 0.80 pooled", "**met**"])
+        #expect(Self.goalCells("fan-out p99 ≤ 1.1× floor, N=1000", in: output) == ["1.25 interleaved (99 vs 79.2 µs)", "**not met**"])
+        #expect(Self.goalCells("recovery of 1,000,000 journal records < 1,000 ms", in: output) == ["280 ms (slowest start 290 ms)", "**met**"])
+        // What the run did not measure says so, with no status.
+        #expect(Self.goalCells("fan-out p99 ≤ 1.0× redis pub/sub, N=10000", in: output) == ["not measured in this run", "–"])
+        #expect(Self.goalCells("RSS per idle TLS client ≤ 8,192 bytes", in: output) == ["not measured in this run", "–"])
+        // Issue 11's rows only when three daemons shared rooms through Redis in the run.
+        #expect(!output.contains("cross-daemon"))
+        // The rest of the report follows.
+        #expect(output.contains("#### Every figure") && output.contains("#### Durable throughput"))
+    }
+
+    @Test("BENCHMARKS.md's results are scripts/bench's report: between its markers, the goals table lists the goals the report prints, in order")
+    func benchmarksFileHasTheReportsGoals() async throws {
+        let markdown = try String(contentsOf: DocumentationTests.root.appendingPathComponent("BENCHMARKS.md"), encoding: .utf8)
+        let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let begin = try #require(lines.firstIndex(of: "<!-- scripts/bench results: begin -->"), "no begin marker")
+        let end = try #require(lines.firstIndex(of: "<!-- scripts/bench results: end -->"), "no end marker")
+        #expect(begin < end && lines.filter { $0.hasPrefix("<!-- scripts/bench results:") }.count == 2)
+        #expect(lines.count <= 320, "BENCHMARKS.md is for readers: \(lines.count) lines")
+        func goals(_ text: [String]) -> [String] {
+            text.filter { $0.hasPrefix("| 1") }.compactMap { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.dropFirst().first }
+        }
+        let written = goals(Array(lines[begin...end]))
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let empty = workspace.url("run-1.tsv")
+        try "".write(to: empty, atomically: true, encoding: .utf8)
+        let result = try await runProcess(try Binaries.path(of: "pagesync-bench"), ["report", "--goals", empty.path])
+        let reported = goals(result.output.split(separator: "\n").map(String.init))
+        #expect(reported.count >= 18 && written == reported, "BENCHMARKS.md: \(written)\nthe report: \(reported)")
+    }
 }
