@@ -44,7 +44,7 @@ struct TargetSpec: ExpressibleByArgument, Sendable {
     }
 }
 
-/// `pagesync-bench interleave`: fan-out latency of several targets in one sitting, change by
+/// `pagesync-bench interleave`: fan-out latency of several targets in the same minutes, change by
 /// change, so that whatever else the machine does hits every target alike.
 struct InterleaveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -229,7 +229,7 @@ struct ReportCommand: ParsableCommand {
     /// Fan-out latency percentiles over every change of every run, and their ratios. A run's
     /// p99 over 190 changes is its second slowest change, and one preemption of one process
     /// moves it by half; over the runs' pooled changes it is the sixth slowest of 570, and the
-    /// runs interleave the targets, so every target's sample spans the same sittings.
+    /// runs interleave the targets, so every target's sample spans the same stretches of load.
     private func printPooledFanout(_ samples: [String: [Int: [Double]]], runs: Int, labels: [String]) {
         printPooled(heading: "Fan-out over every change of all \(runs) run(s) (pooled percentiles)", suffix: ", pooled", countSuffix: "",
                     series: [("fan-out", samples, [("p50", \.p50), ("p90", \.p90), ("p99", \.p99)])],

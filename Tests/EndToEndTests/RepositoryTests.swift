@@ -60,4 +60,52 @@ struct RepositoryTests {
         #expect(gitignore.split(separator: "\n").contains { $0 == "Package.resolved" || $0 == "/Package.resolved" },
                 "Package.resolved is not in .gitignore")
     }
+
+    /// Words that name who worked when, where a commit id or a measurement belongs: a numbered
+    /// session, "sit" + "ting" (a stretch of work at one go), a numbered helper or worker, "other
+    /// helpers". Built from pieces so that this file does not match itself. Code's own words (a
+    /// client's session, the bench's worker processes, parsing helpers) do not match.
+    static var whoWorkedWhen: Regex<AnyRegexOutput> {
+        let stretch = "sit" + "tings?"
+        let pattern = #"(?i)\bsessions? [0-9]+|\b"# + stretch + #"\b|\b(help|work)er-?[0-9]+\b|\bother help"# + "ers\\b"
+        return try! Regex(pattern)
+    }
+
+    /// The lines of `text` that name who worked when, as `path:line: text`.
+    static func namesOfWhoWorkedWhen(in text: String, path: String) -> [String] {
+        let pattern = whoWorkedWhen
+        return text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { number, line in
+            line.contains(pattern) ? "\(path):\(number + 1): \(line.prefix(160))" : nil
+        }
+    }
+
+    @Test("the pattern finds planted names of who worked when, and not the code's own words")
+    func whoWorkedWhenPattern() {
+        let planted = ["measured in Sess" + "ion 21's run", "sess" + "ions 16 to 19", "in one sit" + "ting", "the same sit" + "tings",
+                       "helper" + "-9's audit", "Work" + "er3 built it", "beside other help" + "ers building"]
+        for line in planted {
+            #expect(Self.namesOfWhoWorkedWhen(in: "x\n" + line, path: "f").count == 1, "not found: \(line)")
+        }
+        let legit = ["a closed session's outbox", "Session(id: 3)", "the bench's worker processes", "--workers 2",
+                     "Small parsing helpers", "where presses lead", "PAGE events in a session", "helpers.swift"]
+        for line in legit {
+            #expect(Self.namesOfWhoWorkedWhen(in: line, path: "f").isEmpty, "a false hit: \(line)")
+        }
+    }
+
+    @Test("no tracked file names who worked when (a numbered session or helper, and the like) where a commit id belongs")
+    func noNamesOfWhoWorkedWhen() async throws {
+        let listed = try await Self.git(["ls-files", "-z"])
+        #expect(listed.status == 0, "\(listed.output)")
+        let paths = listed.output.split(separator: "\0").map(String.init)
+        #expect(paths.count > 100, "git ls-files listed \(paths.count) files")
+        var hits: [String] = []
+        for path in paths {
+            // Text files only: fuzzing corpora and the like are bytes.
+            guard let data = FileManager.default.contents(atPath: Self.root.appendingPathComponent(path).path),
+                  !data.contains(0), let text = String(data: data, encoding: .utf8) else { continue }
+            hits += Self.namesOfWhoWorkedWhen(in: text, path: path)
+        }
+        #expect(hits.isEmpty, "name commits and measurements instead:\n\(hits.joined(separator: "\n"))")
+    }
 }

@@ -2,8 +2,9 @@
 ///
 /// `fdatasync` after an append must also commit the file's new size (on ext4, a journal
 /// commit on top of the data), while after a write inside space already written and synced
-/// it flushes the data alone: 100-byte records synced one by one took 143–148 µs appended and
-/// 107–117 µs written over zeros (measured on a 2-core virtual machine with ext4). PostgreSQL zero-fills its
+/// it flushes the data alone: on the 2-core machine of BENCHMARKS.md, 100-byte records synced
+/// one by one took 143–148 µs appended and 107–117 µs written over zeros (measured for
+/// `57154ef`, which made the journal fill zeros ahead). PostgreSQL zero-fills its
 /// WAL segments for the same reason. So the journal engine writes each record at its offset
 /// (not `O_APPEND`), and before a write would pass the end of the file, first extends the file
 /// by ``chunk`` bytes of zeros; the next sync puts them on the device along with the records.
