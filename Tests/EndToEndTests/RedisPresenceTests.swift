@@ -11,9 +11,10 @@ struct RedisPresenceTests {
     /// PROTOCOL.md: a join, rename or leave is in other daemons' WHO within half a second, and
     /// after an outage a daemon's members are back within half a second of its reconnecting.
     static let documentedBound = Duration.milliseconds(500)
-    /// Room for the parallel suite on 2 cores. The old behaviour (members sent again only on
-    /// the 5 s heartbeat) took 3.5 s and more after the reconnect.
-    static let slack = Duration.milliseconds(1500)
+    /// Room for the parallel suite on 2 cores, where a daemon's timer can wait for the CPU. The
+    /// old behaviour (members sent again only on the 5 s heartbeat) took 3.5 s and more after
+    /// the reconnect when Redis restarted right after a heartbeat.
+    static let slack = Duration.milliseconds(2500)
 
     private func daemons(_ workspace: Workspace, _ redis: RedisServer) async throws -> [Daemon] {
         try workspace.write("talk.txt", Self.doc)
