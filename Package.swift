@@ -101,12 +101,12 @@ let package = Package(
             name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             linkerSettings: staticSwiftRuntime),
 
-        .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),
         // Test support shared by test targets: certificates made with the openssl CLI.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testCode),
         .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"], swiftSettings: testCode),
         .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore", "UV"], swiftSettings: testCode),
-        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore", "TestSupport"], swiftSettings: testCode),
         // Runs the real binaries over real sockets.
         .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),
     ],

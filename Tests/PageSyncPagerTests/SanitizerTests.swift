@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import PageSyncPager
 
@@ -100,7 +101,7 @@ private func isSafe(_ s: String) -> Bool {
     }
 
     @Test func fuzzedInputIsAlwaysSafe() {
-        var rng = SplitMix64(seed: 42)
+        var rng = SeededGenerator(seed: 42)
         let alphabet: [Unicode.Scalar] = ["\u{1B}", "[", "]", "P", "\\", "\u{07}", "\u{9B}", "\u{9D}", "\u{9C}", "\u{90}",
                                           "m", "H", "J", "0", "1", ";", "?", "a", "中", "\u{301}", "\r", "\u{00}", "\u{7F}",
                                           "\u{85}", " ", "(", "#", "\t", "!", ":", "\u{1B}", "\u{1B}"]

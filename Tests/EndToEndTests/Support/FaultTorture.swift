@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -55,12 +56,12 @@ struct FaultTorture {
     let workspace: Workspace
     let durability: String
     let rooms = 8
-    var random: SplitMix
+    var random: SeededGenerator
 
     init(workspace: Workspace, durability: String, seed: UInt64) {
         self.workspace = workspace
         self.durability = durability
-        self.random = SplitMix(seed: seed)
+        self.random = SeededGenerator(seed: seed)
     }
 
     /// What clients were told, per room: the highest acknowledged state in each epoch, and the
@@ -222,15 +223,3 @@ final class Observations: Sendable {
     var all: [(String, String, UInt64, Int, Bool)] { seen.withLock { $0 } }
 }
 
-/// A small seeded generator, so a failing run can be repeated with its seed.
-struct SplitMix: Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
