@@ -3,13 +3,14 @@ import UV
 
 /// One connected client: its connection, its place in a room, and its ``Outbox``.
 ///
-/// Loop-thread only: sessions live inside the ``Coordinator``. `outbox` and `framer` are not
-/// checked for exclusivity at run time (see the note in Coordinator.swift).
-final class Session {
+/// Loop-thread only: sessions live inside the ``Coordinator``. `framer` and the fields
+/// ``TurnDelivery`` reaches (``DeliveryMember``) are not checked for exclusivity at run time
+/// (see the note in TurnDelivery.swift).
+final class Session: DeliveryMember {
     // What the fan-out pass reads for every member comes first, so it shares the object's
     // first cache lines.
     /// How much of its room's ``FanoutLog`` this client has been offered.
-    var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
+    @exclusivity(unchecked) var fanoutCursor = FanoutLog.Cursor(run: 0, offered: 0)
     /// What waits to be written, and the connection's state.
     @exclusivity(unchecked) var outbox = Outbox()
     /// The connection's write side without dynamic dispatch (plaintext only), for the fan-out.
@@ -31,19 +32,19 @@ final class Session {
     var control: Bool {
         didSet { if control != oldValue { runtime.memberDetailsChanged() } }
     }
-    /// Whether the session is in the coordinator's flush list.
-    var flushQueued = false
-    /// Whether the session is in the coordinator's list of sessions waiting for a group
-    /// (``Coordinator/waiting``); cleared when it is forgotten.
-    var waitQueued = false
-    /// Whether the session is in the coordinator's list of input to resume.
-    var resumeQueued = false
+    /// Whether the session is in the delivery's flush list (``TurnDelivery``).
+    @exclusivity(unchecked) var flushQueued = false
+    /// Whether the session is in the delivery's list of sessions waiting for a group
+    /// (``TurnDelivery/waiting``); cleared when it is forgotten.
+    @exclusivity(unchecked) var waitQueued = false
+    /// Whether the session is in the delivery's list of input to resume.
+    @exclusivity(unchecked) var resumeQueued = false
     /// The peer half-closed: answer what it sent, then close.
     var inputEnded = false
     /// Commands handled in the current loop turn (see ``TurnBudget``).
-    var commandsThisTurn = 0
+    @exclusivity(unchecked) var commandsThisTurn = 0
     /// Loop time spent on this client's commands in the current loop turn (see ``TurnBudget``).
-    var timeThisTurn: Duration = .zero
+    @exclusivity(unchecked) var timeThisTurn: Duration = .zero
     /// Looks at the first byte the client sends (TLS), and at nothing after it.
     var crossProtocolGuard = CrossProtocolGuard()
 
@@ -59,7 +60,49 @@ final class Session {
 
     /// Whether output is queued in libuv: the kernel would not take more (`TCP_NOTSENT_LOWAT`).
     var backedUp: Bool { connection.writeQueueSize > 0 }
+
+    /// What the output queued in libuv holds in memory (``StreamConnection/queuedOutputMemory``).
+    var queuedOutputMemory: Int { connection.queuedOutputMemory }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        connection.write(bytes)
+    }
+
+    /// One chunk as one write, two (the usual flush of a navigation: its `OK`, then the room's
+    /// `PAGE`) as one gathered write without ``withGatheredBytes(_:groupSize:_:)``'s generic
+    /// nesting, which costs as much as the write itself; more through it.
+    func write(_ chunks: [OutboxChunk]) {
+        switch chunks.count {
+        case 0: break
+        case 1: chunks[0].withUnsafeBytes { connection.write($0) }
+        case 2: Self.writePair(chunks[0], chunks[1], to: connection)
+        default: withGatheredBytes(chunks) { connection.write(gathering: $0) }
+        }
+    }
+
+    /// The fan-out's direct write (plaintext connections only; a TLS session's output always
+    /// goes through its outbox).
+    func writeIfIdle(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let writer else { return false }
+        return writer.writeIfIdle(bytes)
+    }
+
+    private static func writePair(_ first: OutboxChunk, _ second: OutboxChunk, to connection: any StreamConnection) {
+        first.withUnsafeBytes { first in
+            second.withUnsafeBytes { second in
+                var pair = (first, second)
+                withUnsafePointer(to: &pair) { pair in
+                    pair.withMemoryRebound(to: UnsafeRawBufferPointer.self, capacity: 2) {
+                        connection.write(gathering: UnsafeBufferPointer(start: $0, count: 2))
+                    }
+                }
+            }
+        }
+    }
 }
+
+/// A flush writes several chunks as one gathered write (``withGatheredBytes(_:groupSize:_:)``).
+extension OutboxChunk: ContiguousBytesLender {}
 
 /// What one client may do in one loop turn before other clients' I/O is polled again.
 package struct TurnBudget {

@@ -76,13 +76,12 @@ extension Coordinator {
                         closesConnection: false))))
                     return
                 }
-                catchUp(session)
+                delivery.catchUp(session)
                 runtime.release(session)
                 target.admit(session)
-                enterFanout(session, target)
+                delivery.entered(session, target)
                 session.runtime = target
                 session.control = !target.room.policy.requiresToken
-                session.outbox.dropLatest()
             }
             stage(session, reporting: .joined(room: name, control: session.control, name: session.name))
         case .name(let name) where name == "-":
@@ -147,9 +146,7 @@ extension Coordinator {
         switch runtime.room.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
         case .success(.moved):
             // The OK goes before the PAGE, and both wait for the group the change joins.
-            markChanged(runtime)
-            stage(session, .change(runtime.navigatedReply))
-            roomChanged(runtime)
+            delivery.moved(runtime, reply: runtime.navigatedReply, by: session)
         case .success(.unchanged):
             stage(session, .change(runtime.navigatedReply))
         case .failure(let error):

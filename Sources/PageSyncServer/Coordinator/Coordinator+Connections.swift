@@ -53,7 +53,7 @@ extension Coordinator {
         sessions[id] = session
         departureTrimPolicy.clientConnected(clients: sessions.count)
         runtime.admit(session)
-        enterFanout(session, runtime)
+        delivery.entered(session, runtime)
         stage(session, reporting: .hello(room: runtime.room.name, control: session.control, name: session.name))
         connection.onWritesDrained = { self.writesDrained(id: id) }
         trackIdle(id)
@@ -103,26 +103,19 @@ extension Coordinator {
         var handledHere = 0
         defer { session.timeThisTurn = usedBefore + watch.elapsed() }
         while session.outbox.state == .open {
-            if session.outbox.mustPause(queued: session.connection.queuedOutputMemory, highWater: config.outputHighWater) {
-                // Resumed from the write-completion callback once output drains.
-                pause(session)
-                return
-            }
             // The clock is a system call: read it every 4 commands (a command costs microseconds).
             if session.commandsThisTurn % 4 == 0 && session.commandsThisTurn > 0 {
                 used = usedBefore + watch.elapsed()
             }
-            if TurnBudget.spent(commands: session.commandsThisTurn, stagedBytes: session.outbox.stagedBytes, time: used) {
-                // Other clients' I/O is polled before this one goes on.
-                pause(session)
-                queueResume(session)
+            guard delivery.mayHandleCommand(session, used: used) else {
+                // Paused: it reads again once its output drains, or in the next turn.
+                session.connection.stopReading()
                 return
             }
             guard let frame = session.framer.next() else { break }
             if handledHere == 1 { watch.start() }
             handledHere += 1
-            session.commandsThisTurn += 1
-            if session.commandsThisTurn == 1 { turnUsers.append(session) }
+            delivery.commandStarted(session)
             switch frame {
             case .tooLong:
                 // The session's own limit: a reload changes max-line for new connections only.
@@ -136,46 +129,24 @@ extension Coordinator {
         }
     }
 
-    private func pause(_ session: Session) {
-        session.outbox.state = .paused
-        session.connection.stopReading()
-    }
-
-    func queueResume(_ session: Session) {
-        guard !session.resumeQueued else { return }
-        session.resumeQueued = true
-        resumeList.append(session)
-    }
-
     /// Phase 1 of a loop turn: paused clients whose output has drained read on, within budget.
     func resumeInput() {
-        guard !resumeList.isEmpty else { return }
-        let list = resumeList
-        resumeList.removeAll(keepingCapacity: true)
-        for session in list {
-            session.resumeQueued = false
-            guard session.outbox.state == .paused,
-                session.outbox.mayResume(queued: session.connection.queuedOutputMemory, highWater: config.outputHighWater)
-            else { continue }
-            session.outbox.state = .open
+        for session in delivery.takeResumable() {
             processInput(session)
             if session.outbox.state == .open && !session.inputEnded { startReading(session) }
         }
     }
 
     func writesDrained(id: Int) {
-        guard let session = sessions[id], session.outbox.state != .closed else { return }
-        if !session.outbox.isEmpty { queueFlush(session) }
-        if session.outbox.state == .paused { queueResume(session) }
+        guard let session = sessions[id] else { return }
+        delivery.writesDrained(session)
     }
 
     /// Writes what is staged (once it is settled), then closes.
     func closeAfterFlush(_ session: Session) {
         guard session.outbox.state != .closed else { return }
-        catchUp(session)
-        session.outbox.close(backedUp: session.backedUp)
+        delivery.close(session)
         session.connection.stopReading()
-        queueFlush(session)
     }
 
     func disconnect(_ session: Session, reason: String) {
@@ -187,10 +158,14 @@ extension Coordinator {
 
     /// Removes a session from every list that could reach it again.
     func forget(_ session: Session) {
-        session.outbox.state = .closed
+        delivery.forget(session)
+        removeSession(session)
+    }
+
+    /// Removes a session the delivery has forgotten from the coordinator's lists.
+    func removeSession(_ session: Session) {
         sessions[session.id] = nil
         session.runtime.release(session)
-        session.waitQueued = false
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).
         authLimiter.connectionClosed(session.id)

@@ -85,7 +85,7 @@ extension Coordinator {
         timer.start(afterMilliseconds: milliseconds) { self.reindex(name) }
     }
 
-    /// How long after an undone re-index (``fail(after:)``) it is tried again: a second, so a
+    /// How long after an undone re-index (``TurnDelivery/fail(after:errorLine:members:)``) it is tried again: a second, so a
     /// full disk costs one failed write a second, not one per loop turn.
     static let undoneReindexRetryMilliseconds: UInt64 = 1_000
 
@@ -207,6 +207,7 @@ extension Coordinator {
         roomOrder = fresh.rooms.map(\.name).filter { rooms[$0] != nil } + removed
         kept.rooms = roomOrder.compactMap { rooms[$0]?.config }
         config = kept
+        delivery.outputHighWater = kept.outputHighWater
         fitClientLimit()
         trackIdleAfterReload()
         for name in roomOrder { reindex(name) }

@@ -110,7 +110,7 @@ extension Coordinator {
         runtime.saved = runtime.room.state
         runtime.submitted = runtime.room.state
         // Group 0 is always settled: the fan-out pass of this turn writes it.
-        publish(runtime.pageLine(), group: 0, in: runtime)
+        delivery.adopted(runtime)
     }
 
     // MARK: - Presence

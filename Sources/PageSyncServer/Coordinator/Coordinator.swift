@@ -18,11 +18,12 @@ import UV
 /// instructions) is not paid on the per-change paths.
 ///
 /// One change, from socket to every screen: bytes → ``Session/framer`` → line →
-/// `CommandParser` → `Room.navigate` → the room's new state, and a `PAGE` line encoded once
-/// into the room's ``FanoutLog`` (the requester's `OK` into its ``Outbox``, waiting for the
-/// turn's group) → at ``beforeSleep()`` the turn's changed rooms go to the ``StateEngine`` as
-/// one group → once the engine says the group is settled, the fan-out pass writes the `PAGE`
-/// to each member in turn, one write each, and the outboxes release the rest.
+/// `CommandParser` → `Room.navigate` → the room's new state, and (``TurnDelivery``) a `PAGE`
+/// line encoded once into the room's ``FanoutLog``, the requester's `OK` into its ``Outbox``,
+/// both waiting for the turn's group → at ``beforeSleep()`` the turn's changed rooms go to the
+/// ``StateEngine`` as one group → once the engine says the group is settled, the fan-out pass
+/// writes the `PAGE` to each member in turn, one write each, and the outboxes release the rest.
+/// The coordinator owns the handles and carries out what the delivery decides.
 public actor Coordinator {
     nonisolated let loop: EventLoop
     /// The loop's executor: every job of this actor runs on the loop thread.
@@ -46,64 +47,11 @@ public actor Coordinator {
     var nextSessionID = 1
     var shuttingDown = false
 
-    // Output and input scheduling (see Coordinator+Output.swift).
-    //
-    // Exclusivity. The per-turn lists below, the coordinator's group lists, the hot fields of
-    // Session and RoomRuntime (`outbox`, `framer`, `room`, `members`, `fanout`, `pageLines`) and
-    // JournalEngine's `pipeline` are marked `@exclusivity(unchecked)`: Swift does not check at
-    // run time that no two accesses to one of them overlap. No access can begin while another
-    // is in progress, because:
-    // - they change only through Array and Dictionary operations and methods of value types
-    //   (Outbox, LineFramer, Room, MemberSet, FanoutLog, PageLineTemplate, CommitPipeline), and
-    //   every connection write, engine call and engine callback runs after the access that led
-    //   to it has ended (`perform(pipeline.x())`, not inside it);
-    // - the closures run inside such an access are `Outbox.take`'s `render`, which reads
-    //   `rooms`, each room's `room` and `members.count` and no outbox, and is called only from
-    //   `flush`, outside any room change; `pendingGroups.removeAll(where:)`'s predicate,
-    //   which reads only the element; and `PageLineTemplate.line`'s builder closures, which
-    //   touch only the template's own arrays;
-    // - releasing a value inside one of these accesses may free a Session (a closed session's
-    //   last reference is often in `flushing` or `turnUsers`), but neither Session nor anything
-    //   it holds has a deinit that reaches the coordinator, and a RoomRuntime is never freed.
-    // A deinit added there, or a closure passed to one of these mutations that reaches the
-    // coordinator, must drop the attribute from the field it touches: an overlap is now
-    // undefined behaviour, not a trap, in the tests too.
-    // Left checked, these fields took about 27 runtime calls and 17% of the daemon's
-    // user-space instructions per change (callgrind, 20 durable clients). Whole-module
-    // optimization drops the check by itself for a field whose every access it can prove
-    // alone; these fail that proof mainly because appending to an array, or releasing a
-    // value, may run a deinit.
-    @exclusivity(unchecked) var flushList: [Session] = []
-    /// The list being flushed; swapped with `flushList` so neither is reallocated.
-    @exclusivity(unchecked) var flushing: [Session] = []
-    /// What one flush takes from an outbox, reused from flush to flush.
-    @exclusivity(unchecked) var flushChunks: [OutboxChunk] = []
-    /// Sessions whose paused input is looked at in the next turn's first phase.
-    @exclusivity(unchecked) var resumeList: [Session] = []
-    /// Sessions whose large reply goes on in the next turn.
-    @exclusivity(unchecked) var deferredFlush: [Session] = []
-    /// Sessions holding output for a group that is not settled yet, each once (its
-    /// ``Session/waitQueued``). A list and a flag, not a dictionary keyed by id: in `always`
-    /// mode nearly every requester is added, and no id is hashed for it. A session forgotten
-    /// meanwhile stays listed, its flag cleared, until the next settle or failure empties the
-    /// list (and is skipped then).
-    @exclusivity(unchecked) var waiting: [Session] = []
-    /// Sessions that handled commands in this turn (their budgets are reset after it).
-    @exclusivity(unchecked) var turnUsers: [Session] = []
-    /// Rooms whose ``FanoutLog`` holds lines not every member was offered.
-    @exclusivity(unchecked) var fanoutRooms: [RoomRuntime] = []
-
-    // Group commit (see Coordinator+Output.swift).
-    /// The number the group now forming will have.
-    var nextGroup: UInt64 = 1
-    /// The group output staged now waits for: the latest group with a change.
-    var stagingGroup: UInt64 = 0
-    /// Every group up to this one is settled.
-    var settled: UInt64 = 0
-    /// Rooms changed in this turn.
-    @exclusivity(unchecked) var changedThisTurn: [RoomRuntime] = []
-    /// Groups handed to the engine and not settled, oldest first.
-    @exclusivity(unchecked) var pendingGroups: [PendingGroup] = []
+    /// What leaves, when, and for whom: staging, groups of changes, the fan-out, flushing,
+    /// pausing and resuming input (see TurnDelivery.swift, which also says why this field,
+    /// and the hot fields of Session and RoomRuntime, are not checked for exclusivity at run
+    /// time). The coordinator carries out what it decides (Coordinator+Output.swift).
+    @exclusivity(unchecked) var delivery: TurnDelivery<Session>
 
     /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
     let shared = AuthoritySide()
@@ -181,6 +129,7 @@ public actor Coordinator {
         self.listenFDs = listenFDs
         self.tlsListenFDs = tlsListenFDs
         self.reloadConfig = reloadConfig
+        self.delivery = TurnDelivery(outputHighWater: config.outputHighWater)
     }
 
     // MARK: - Start and stop
@@ -301,7 +250,7 @@ public actor Coordinator {
             config: roomConfig, document: document)
         rooms[roomConfig.name] = runtime
         roomOrder.append(roomConfig.name)
-        if outcome.needsSave { markChanged(runtime) }
+        if outcome.needsSave { delivery.markChanged(runtime) }
         let s = outcome.state
         logger.info("room \(roomConfig.name): \(roomConfig.document), \(document.pageCount) page(s), on page \(s.page) at version \(s.version), epoch \(s.epoch)")
     }
@@ -355,7 +304,7 @@ public actor Coordinator {
         var ticks = 0
         timer.start(afterMilliseconds: 5, repeatMilliseconds: 5) {
             ticks += 1
-            let settledAll = self.pendingGroups.isEmpty && self.changedThisTurn.isEmpty && !self.engine.isBusy
+            let settledAll = self.delivery.isSettled && !self.engine.isBusy
             if (self.sessions.isEmpty && settledAll) || ticks >= 100 { self.stopLoop() }
         }
         forceExitTimer = timer

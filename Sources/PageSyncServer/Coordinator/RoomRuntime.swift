@@ -1,9 +1,10 @@
 import PageSyncCore
 
 /// A room at run time: its state machine, its configuration, its document, the sessions in
-/// it, and where its state stands on the way to disk. `room`, `members`, `fanout` and
-/// `pageLines` are not checked for exclusivity at run time (see the note in Coordinator.swift).
-final class RoomRuntime {
+/// it, and where its state stands on the way to disk. `room`, `members`, `pageLines` and the
+/// fields ``TurnDelivery`` reaches (``DeliveryRoom``) are not checked for exclusivity at run
+/// time (see the note in TurnDelivery.swift).
+final class RoomRuntime: DeliveryRoom {
     @exclusivity(unchecked) var room: Room
     var config: RoomConfig {
         didSet { fileName = config.document.wireFileName }
@@ -22,17 +23,17 @@ final class RoomRuntime {
     private(set) var memberDetailsRevision: UInt64 = 0
     /// Counts re-index requests: only the newest one's result is applied.
     var reindexGeneration = 0
-    /// Set when a change that re-indexed the room was undone (``Coordinator/fail(after:)``): the
+    /// Set when a change that re-indexed the room was undone (``TurnDelivery/fail(after:errorLine:members:)``): the
     /// next re-index applies the document again even though its text is the one served.
     var reindexUndone = false
     /// The state as of the last settled group: what replies rendered on release report.
-    var saved: RoomState
+    @exclusivity(unchecked) var saved: RoomState
     /// The state as of the last group handed to the engine.
-    var submitted: RoomState
+    @exclusivity(unchecked) var submitted: RoomState
     /// Whether the room changed in the loop turn now forming a group.
-    var changedThisTurn = false
+    @exclusivity(unchecked) var changedThisTurn = false
     /// State lines not yet offered to every member (see ``FanoutLog``). The room is in the
-    /// coordinator's `fanoutRooms` exactly while this is not empty.
+    /// delivery's `fanoutRooms` exactly while this is not empty.
     @exclusivity(unchecked) var fanout = FanoutLog()
     /// The room's `PAGE` line with its fixed parts encoded once (see ``pageLine()``).
     @exclusivity(unchecked) private var pageLines: PageLineTemplate
@@ -78,6 +79,17 @@ final class RoomRuntime {
     /// A member's name or control flag changed.
     func memberDetailsChanged() {
         memberDetailsRevision &+= 1
+    }
+
+    /// The room's name.
+    var name: String { room.name }
+
+    /// The room's state now.
+    var state: RoomState { room.state }
+
+    /// Puts the room back to `state` (``Room/restore(_:)``).
+    func restore(_ state: RoomState) {
+        room.restore(state)
     }
 
     /// The room's `PAGE` line for its state now (``Wire/event(room:_:)``'s bytes).

@@ -233,7 +233,7 @@ package struct Outbox {
     /// ``take(settled:backedUp:render:)``, appending to `out`: a buffer the caller reuses, so
     /// taking allocates no array of its own (a `.deferred` reply is still rendered when taken).
     /// `render` must not touch any outbox: the coordinator's sessions do not check their
-    /// `outbox` for exclusivity at run time (see the note in Coordinator.swift).
+    /// `outbox` for exclusivity at run time (see the note in TurnDelivery.swift).
     package mutating func take(settled: UInt64, backedUp: Bool, into out: inout [OutboxChunk],
                                render: (DeferredReply) -> [UInt8]) {
         var taken = 0

@@ -107,14 +107,21 @@ extension TurnDelivery {
     }
 
     /// Writes what each queued client may be sent now.
+    ///
+    /// The list being flushed is a local while it is walked (its buffer swapped in from
+    /// `flushing` and back, so neither list is reallocated): walking a list of `self` while
+    /// `flush` changes `self` retained and released every member.
     private mutating func flushAll(render: (DeferredReply) -> [UInt8]) {
         while !flushList.isEmpty {
-            swap(&flushList, &flushing)
-            for member in flushing {
+            var batch: [Member] = []
+            swap(&batch, &flushing)
+            swap(&batch, &flushList)
+            for member in batch {
                 member.flushQueued = false
                 flush(member, render: render)
             }
-            flushing.removeAll(keepingCapacity: true)
+            batch.removeAll(keepingCapacity: true)
+            swap(&batch, &flushing)
         }
     }
 

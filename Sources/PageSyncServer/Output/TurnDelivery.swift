@@ -31,11 +31,13 @@ import PageSyncCore
 ///   freezes a stale `PAGE` into the queue, so however often a slow client pings it is sent
 ///   one `PAGE`. PROTOCOL.md ("Slow readers") says so.
 ///
-/// Exclusivity. The coordinator keeps its delivery in one field, and the hot fields of
-/// ``Session`` and ``RoomRuntime`` (`outbox`, `framer`, `room`, `members`, `fanout`,
-/// `pageLines`) and JournalEngine's `pipeline` are marked `@exclusivity(unchecked)`: Swift
-/// does not check at run time that no two accesses to one of them overlap. No access can
-/// begin while another is in progress, because:
+/// Exclusivity. The coordinator keeps its delivery in one field, and it, the fields of
+/// ``Session`` and ``RoomRuntime`` that the delivery reaches (`outbox`, `fanoutCursor`,
+/// `flushQueued`, `waitQueued`, `resumeQueued`, `commandsThisTurn`, `timeThisTurn`;
+/// `changedThisTurn`, `submitted`, `saved`, `fanout`), their other hot fields (`framer`,
+/// `room`, `members`, `pageLines`) and JournalEngine's `pipeline` are marked
+/// `@exclusivity(unchecked)`: Swift does not check at run time that no two accesses to one of
+/// them overlap. No access can begin while another is in progress, because:
 /// - they change only through this type's methods and methods of value types (Outbox,
 ///   LineFramer, Room, MemberSet, FanoutLog, PageLineTemplate, CommitPipeline), and every
 ///   engine call and engine callback runs after the access that led to it has ended
@@ -47,7 +49,7 @@ import PageSyncCore
 ///   `removeAll(where:)`'s predicates, which read only the element; and
 ///   `PageLineTemplate.line`'s builder closures, which touch only the template's own arrays;
 /// - releasing a value inside one of these accesses may free a Session (a closed session's
-///   last reference is often in ``flushing`` or ``turnUsers``), but neither Session nor
+///   last reference is often in the list being flushed or ``turnUsers``), but neither Session nor
 ///   anything it holds has a deinit that reaches the coordinator, and a RoomRuntime is never
 ///   freed.
 /// A deinit added there, a write that calls back, or a closure passed to one of these
@@ -56,7 +58,11 @@ import PageSyncCore
 /// Left checked, these fields took about 27 runtime calls and 17% of the daemon's user-space
 /// instructions per change (callgrind, 20 durable clients). Whole-module optimization drops
 /// the check by itself for a field whose every access it can prove alone; these fail that
-/// proof mainly because appending to an array, or releasing a value, may run a deinit.
+/// proof mainly because appending to an array, or releasing a value, may run a deinit, and
+/// a field reached through a protocol requirement's `modify` accessor (the small fields the
+/// delivery reaches through ``DeliveryMember`` and ``DeliveryRoom``) fails it always: left
+/// checked, those cost 10 `swift_beginAccess` per change (350 instructions) that they did not
+/// cost while the coordinator touched them directly.
 package struct TurnDelivery<Member: DeliveryMember> {
     package typealias Runtime = Member.Runtime
 
@@ -92,7 +98,7 @@ package struct TurnDelivery<Member: DeliveryMember> {
     // Output and input scheduling.
     /// Clients with output to write in this turn's flush, each once (``DeliveryMember/flushQueued``).
     var flushList: [Member] = []
-    /// The list being flushed; swapped with `flushList` so neither is reallocated.
+    /// The buffer the list being flushed is swapped with, so that neither is reallocated.
     var flushing: [Member] = []
     /// What one flush takes from an outbox, reused from flush to flush.
     var flushChunks: [OutboxChunk] = []

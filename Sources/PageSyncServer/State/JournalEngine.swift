@@ -36,7 +36,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     let directory: String
     let logger: Logger
     /// Changed only by its own mutating methods, which call nothing back, so its accesses
-    /// are not checked for exclusivity at run time (see the note in Coordinator.swift).
+    /// are not checked for exclusivity at run time (see the note in TurnDelivery.swift).
     @exclusivity(unchecked) var pipeline: CommitPipeline
     let bootID: String
     var fd: Int32 = -1
