@@ -4,7 +4,7 @@ import UV
 
 extension Coordinator {
     func handle(_ line: ArraySlice<UInt8>, from session: Session) {
-        if idleTimer != nil { idleTracker.active(session.id, now: MonotonicClock.milliseconds()) }
+        if idleTimer != nil { admission.idle.active(session.id, now: MonotonicClock.milliseconds()) }
         switch line.withUnsafeBufferPointer({ CommandParser.parse(bytes: $0) }) {
         case .failure(let error):
             stage(session, .bytes(Wire.error(error)))

@@ -8,7 +8,7 @@ extension Coordinator {
     /// queues in libuv, which is how a client that stopped reading is recognized.
     static let notSentLowWatermark = 4096
 
-    /// Sets ``clientLimit`` from `max-clients` and the open-file limit now (at start and after
+    /// Sets ``ClientAdmission/clientLimit`` from `max-clients` and the open-file limit now (at start and after
     /// each reload), with one warning line when the limit cannot hold them. (`rlim_t.max` is
     /// `RLIM_INFINITY`.)
     func fitClientLimit() {
@@ -17,7 +17,7 @@ extension Coordinator {
             ? Int(clamping: limit.rlim_cur) : nil
         let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count)
         if let warning = fit.warning { logger.warning("\(warning)") }
-        clientLimit = fit.maxClients
+        admission.clientLimit = fit.maxClients
     }
 
     func accept(_ connection: any StreamConnection) {
@@ -25,16 +25,16 @@ extension Coordinator {
             connection.close()
             return
         }
-        if sessions.count >= clientLimit {
+        if sessions.count >= admission.clientLimit {
             connection.write(Wire.error(ProtocolError(code: .full, message: "server full", closesConnection: true)))
             connection.shutdownAndClose()
-            logger.warning("refused \(connection.peerDescription): server full (\(clientLimit) clients)")
+            logger.warning("refused \(connection.peerDescription): server full (\(admission.clientLimit) clients)")
             return
         }
         // One address may not take every slot; connections that never finish a line count too.
-        addressLimiter.limit = config.maxClientsPerAddress
+        admission.addresses.limit = config.maxClientsPerAddress
         let address = PeerAddress.host(ofPeer: connection.peerDescription)
-        guard addressLimiter.admit(address: address, connection: nextSessionID, isOpen: { sessions[$0] != nil }) else {
+        guard admission.addresses.admit(address: address, connection: nextSessionID, isOpen: { sessions[$0] != nil }) else {
             connection.write(Wire.error(ProtocolError(
                 code: .full, message: "too many connections from your address (\(config.maxClientsPerAddress))", closesConnection: true)))
             connection.shutdownAndClose()
@@ -171,8 +171,8 @@ extension Coordinator {
         authLimiter.connectionClosed(session.id)
         // Ids are never reused either: a closed connection would otherwise stay in each sweep's
         // walk until that sweep noticed it was closed.
-        idleTracker.remove(session.id)
-        handshakeTracker.remove(session.id)
+        admission.idle.remove(session.id)
+        tlsSide.handshakes.remove(session.id)
     }
 
     // MARK: - Idle connections
@@ -181,7 +181,7 @@ extension Coordinator {
     /// only then), and adopts a changed timeout after a reload.
     func trackIdle(_ id: Int) {
         guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
-        idleTracker.active(id, now: MonotonicClock.milliseconds())
+        admission.idle.active(id, now: MonotonicClock.milliseconds())
         startIdleSweep()
     }
 
@@ -190,12 +190,12 @@ extension Coordinator {
     /// operator turned it on against).
     func trackIdleAfterReload() {
         guard config.idleTimeoutSeconds > 0, !shuttingDown else { return }
-        idleTracker.adopt(sessions.keys, now: MonotonicClock.milliseconds())
+        admission.idle.adopt(sessions.keys, now: MonotonicClock.milliseconds())
         startIdleSweep()
     }
 
     private func startIdleSweep() {
-        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        admission.idle.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
         guard idleTimer == nil else { return }
         let period = min(1000, max(100, UInt64(config.idleTimeoutSeconds) * 250))
         let timer = UV.Timer(loop: loop)
@@ -209,11 +209,11 @@ extension Coordinator {
         guard config.idleTimeoutSeconds > 0, !shuttingDown else {
             idleTimer?.close()
             idleTimer = nil
-            idleTracker = IdleTracker(timeoutMilliseconds: 1)
+            admission.idle = IdleTracker(timeoutMilliseconds: 1)
             return
         }
-        idleTracker.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
-        let due = idleTracker.expire(now: MonotonicClock.milliseconds()) { sessions[$0] != nil }
+        admission.idle.timeoutMilliseconds = UInt64(config.idleTimeoutSeconds) * 1000
+        let due = admission.idle.expire(now: MonotonicClock.milliseconds()) { sessions[$0] != nil }
         for id in due {
             guard let session = sessions[id], !session.outbox.isClosingOrClosed else { continue }
             stage(session, .bytes(Wire.bye("idle for \(config.idleTimeoutSeconds) s")))

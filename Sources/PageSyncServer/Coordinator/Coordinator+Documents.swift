@@ -10,24 +10,24 @@ extension Coordinator {
     /// re-indexed, since an edit may have come in meanwhile. Called at start and after each
     /// reload: the rooms' documents are indexed here (``DocumentWatchIndex``).
     func watchDocuments() {
-        watchIndex = DocumentWatchIndex(rooms.values.compactMap { runtime in
+        watching.index = DocumentWatchIndex(rooms.values.compactMap { runtime in
             guard case .file(let path) = runtime.config.document else { return nil }
             return (room: runtime.room.name, path: path)
         })
-        for directory in watchIndex.directories where fileWatchers[directory] == nil && unwatched[directory] == nil {
+        for directory in watching.index.directories where watching.watchers[directory] == nil && watching.unwatched[directory] == nil {
             do throws(UVError) {
                 try startWatching(directory)
             } catch {
                 logger.warning("cannot watch \(directory) for changes (\(error)); trying again every second, and SIGHUP re-indexes meanwhile")
-                unwatched[directory] = "\(error)"
+                watching.unwatched[directory] = "\(error)"
             }
         }
-        if !unwatched.isEmpty && watchRetryTimer == nil && !shuttingDown {
+        if !watching.unwatched.isEmpty && watching.retryTimer == nil && !shuttingDown {
             let timer = UV.Timer(loop: loop)
             timer.start(afterMilliseconds: Self.watchRetryMilliseconds, repeatMilliseconds: Self.watchRetryMilliseconds) {
                 self.retryWatches()
             }
-            watchRetryTimer = timer
+            watching.retryTimer = timer
         }
     }
 
@@ -35,7 +35,7 @@ extension Coordinator {
     static let watchRetryMilliseconds: UInt64 = 1000
 
     private func startWatching(_ directory: String) throws(UVError) {
-        fileWatchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
+        watching.watchers[directory] = try FileWatcher(loop: loop, path: directory) { filename in
             self.fileChanged(directory: directory, filename: filename)
         }
     }
@@ -43,10 +43,10 @@ extension Coordinator {
     /// Tries each unwatched directory again; one no room uses any more (after a reload) is
     /// dropped, and a new reason for failing is logged once.
     private func retryWatches() {
-        let wanted = watchIndex.directories
-        for (directory, lastError) in unwatched {
+        let wanted = watching.index.directories
+        for (directory, lastError) in watching.unwatched {
             guard wanted.contains(directory) else {
-                unwatched[directory] = nil
+                watching.unwatched[directory] = nil
                 continue
             }
             do throws(UVError) {
@@ -54,31 +54,31 @@ extension Coordinator {
             } catch {
                 if "\(error)" != lastError {
                     logger.warning("cannot watch \(directory) for changes (\(error)); still trying every second")
-                    unwatched[directory] = "\(error)"
+                    watching.unwatched[directory] = "\(error)"
                 }
                 continue
             }
-            unwatched[directory] = nil
+            watching.unwatched[directory] = nil
             logger.notice("watching \(directory) for changes now")
             fileChanged(directory: directory, filename: nil)
         }
-        if unwatched.isEmpty {
-            watchRetryTimer?.close()
-            watchRetryTimer = nil
+        if watching.unwatched.isEmpty {
+            watching.retryTimer?.close()
+            watching.retryTimer = nil
         }
     }
 
     /// A watcher's event: the rooms serving that file (every room with a document in
     /// `directory` when `filename` is nil) are re-indexed once the writes go quiet.
     func fileChanged(directory: String, filename: String?) {
-        for name in watchIndex.rooms(changedIn: directory, file: filename) { scheduleReindex(name) }
+        for name in watching.index.rooms(changedIn: directory, file: filename) { scheduleReindex(name) }
     }
 
     /// Editors write in bursts: wait 100 ms of quiet (`milliseconds`) before re-indexing.
     func scheduleReindex(_ name: String, afterMilliseconds milliseconds: UInt64 = 100) {
-        let timer = reindexTimers[name] ?? {
+        let timer = watching.reindexTimers[name] ?? {
             let timer = UV.Timer(loop: loop)
-            reindexTimers[name] = timer
+            watching.reindexTimers[name] = timer
             return timer
         }()
         timer.stop()
@@ -180,7 +180,7 @@ extension Coordinator {
         // A later SIGHUP read the files again: its result is the one to apply.
         guard !shuttingDown, generation == reloadGeneration else { return }
         let keptTLS = reloadTLS(fresh.tls, context: tls)
-        var (kept, warnings) = RestartOnlySettings.keep(running: config, fresh: fresh, socketActivated: !listenFDs.isEmpty || !tlsListenFDs.isEmpty)
+        var (kept, warnings) = RestartOnlySettings.keep(running: config, fresh: fresh, socketActivated: !listenFDs.isEmpty || !tlsSide.listenFDs.isEmpty)
         for warning in warnings { logger.warning("reload: \(warning)") }
         kept.tls = keptTLS
         for roomConfig in fresh.rooms {

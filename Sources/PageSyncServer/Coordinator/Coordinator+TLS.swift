@@ -7,33 +7,33 @@ extension Coordinator {
     /// Uses the context made before the state was loaded (``Daemon``), else makes it here.
     func startTLS(socketActivated: Bool) throws(StartError) {
         guard let tls = config.tls else {
-            if !tlsListenFDs.isEmpty {
+            if !tlsSide.listenFDs.isEmpty {
                 throw StartError("systemd passed a \(TLSConfig.socketName) socket but no TLS certificate and key are configured (tls.cert, tls.key)")
             }
             return
         }
-        if tlsContext == nil { tlsContext = try Self.startingTLSContext(tls) }
-        if let expiry = tlsContext?.expiry {
+        if tlsSide.context == nil { tlsSide.context = try Self.startingTLSContext(tls) }
+        if let expiry = tlsSide.context?.expiry {
             // Served all the same: there is no other, and the plaintext port is not held up for it.
             logger.warning("TLS: certificate \(tls.certificateFile) has expired (\(expiry)); clients that verify it refuse to connect until it is renewed (then SIGHUP)")
         }
         let address = tls.listen.map(String.init(describing:)) ?? TLSConfig.socketName
         do {
             if socketActivated {
-                for fd in tlsListenFDs {
+                for fd in tlsSide.listenFDs {
                     let listener = try TCPListener(loop: loop, adopting: fd)
                     try listener.listen { tcp in self.acceptTLS(tcp) }
-                    tlsListeners.append(listener)
+                    tlsSide.listeners.append(listener)
                 }
             } else if let listen = tls.listen {
                 let listener = try TCPListener(loop: loop, host: listen.host, port: Int(listen.port))
                 try listener.listen { tcp in self.acceptTLS(tcp) }
-                tlsListeners.append(listener)
+                tlsSide.listeners.append(listener)
             }
         } catch {
             throw StartError("cannot listen for TLS on \(address): \(error)")
         }
-        if tlsListeners.isEmpty {
+        if tlsSide.listeners.isEmpty {
             throw StartError(socketActivated
                 ? "TLS is configured but systemd passed no socket named \(TLSConfig.socketName) (FileDescriptorName=)"
                 : "TLS is configured but has no address: set tls.listen or --tls-listen")
@@ -58,7 +58,7 @@ extension Coordinator {
     }
 
     func acceptTLS(_ tcp: TCPConnection) {
-        guard let context = tlsContext, !shuttingDown else {
+        guard let context = tlsSide.context, !shuttingDown else {
             tcp.close()
             return
         }
@@ -76,9 +76,9 @@ extension Coordinator {
         } else if connection.isHandshaking && !connection.isClosed {
             // Refused: its ERR 503 waits for the handshake, which must not take longer than
             // anyone's (otherwise each socket that never speaks TLS holds a descriptor for good).
-            let refusedID = nextRefusedHandshakeID
-            nextRefusedHandshakeID -= 1
-            refusedHandshakes[refusedID] = connection
+            let refusedID = tlsSide.nextRefusedID
+            tlsSide.nextRefusedID -= 1
+            tlsSide.refused[refusedID] = connection
             trackHandshake(refusedID)
         }
     }
@@ -90,29 +90,31 @@ extension Coordinator {
     /// speaks TLS would otherwise hold a slot until the idle timeout, which is off by default).
     private func trackHandshake(_ id: Int) {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
-        handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
-        handshakeTracker.active(id, now: MonotonicClock.milliseconds())
-        heapTrimPolicy.handshakeBegan()
-        guard handshakeTimer == nil else { return }
+        tlsSide.handshakes.timeoutMilliseconds = UInt64(seconds) * 1000
+        tlsSide.handshakes.active(id, now: MonotonicClock.milliseconds())
+        tlsSide.heapTrimPolicy.handshakeBegan()
+        guard tlsSide.handshakeTimer == nil else { return }
         let period = min(1000, max(100, UInt64(seconds) * 250))
         let timer = UV.Timer(loop: loop)
         timer.start(afterMilliseconds: period, repeatMilliseconds: period) { self.closeStalledHandshakes() }
-        handshakeTimer = timer
+        tlsSide.handshakeTimer = timer
     }
 
     /// Closes every TLS connection still handshaking after the timeout; stops the sweep when
     /// no handshake is under way.
     private func closeStalledHandshakes() {
         guard let seconds = config.tls?.handshakeTimeoutSeconds, !shuttingDown else { return }
-        handshakeTracker.timeoutMilliseconds = UInt64(seconds) * 1000
+        tlsSide.handshakes.timeoutMilliseconds = UInt64(seconds) * 1000
         // Refused connections whose handshake ended (their ERR 503 sent, or failed) are done.
-        refusedHandshakes = refusedHandshakes.filter { $0.value.isHandshaking && !$0.value.isClosed }
-        let due = handshakeTracker.expire(now: MonotonicClock.milliseconds()) { id in
-            guard let connection = id < 0 ? refusedHandshakes[id] : sessions[id]?.connection as? TLSConnection else { return false }
+        tlsSide.refused = tlsSide.refused.filter { $0.value.isHandshaking && !$0.value.isClosed }
+        // Read before the sweep: its closure may not touch tlsSide while the sweep changes it.
+        let refusedNow = tlsSide.refused
+        let due = tlsSide.handshakes.expire(now: MonotonicClock.milliseconds()) { id in
+            guard let connection = id < 0 ? refusedNow[id] : sessions[id]?.connection as? TLSConnection else { return false }
             return connection.isHandshaking && !connection.isClosed
         }
         for id in due {
-            if let refused = refusedHandshakes.removeValue(forKey: id) {
+            if let refused = tlsSide.refused.removeValue(forKey: id) {
                 logger.debug("closing \(refused.peerDescription): refused, and no TLS handshake within \(seconds) s")
                 refused.close()
                 continue
@@ -121,11 +123,11 @@ extension Coordinator {
             logger.info("closing \(session.connection.peerDescription): no TLS handshake within \(seconds) s")
             disconnect(session, reason: "no TLS handshake within \(seconds) s")
         }
-        if handshakeTracker.count == 0 {
-            handshakeTimer?.close()
-            handshakeTimer = nil
+        if tlsSide.handshakes.count == 0 {
+            tlsSide.handshakeTimer?.close()
+            tlsSide.handshakeTimer = nil
             // The burst is over: give back the pages its handshake buffers left as holes.
-            if heapTrimPolicy.shouldTrim(now: MonotonicClock.milliseconds()) {
+            if tlsSide.heapTrimPolicy.shouldTrim(now: MonotonicClock.milliseconds()) {
                 let started = ThreadCPUTime.now()
                 let released = HeapTrim.releaseFreeMemory()
                 logger.debug("heap trimmed after TLS handshakes (\(released ? "memory returned" : "nothing to return"), \(ThreadCPUTime.now() - started))")
@@ -140,7 +142,7 @@ extension Coordinator {
     /// certificate that does not load leaves the old one in place. Returns the TLS settings now
     /// in force.
     func reloadTLS(_ fresh: TLSConfig?, context: Result<TLSContext, TLSError>?) -> TLSConfig? {
-        guard let current = config.tls, !tlsListeners.isEmpty else {
+        guard let current = config.tls, !tlsSide.listeners.isEmpty else {
             if fresh != nil { logger.warning("reload: turning TLS on needs a restart") }
             return config.tls
         }
@@ -148,7 +150,7 @@ extension Coordinator {
             logger.warning("reload: TLS cannot be turned off by a reload; still serving TLS with the previous certificate")
             return current
         }
-        if fresh.listen != current.listen && tlsListenFDs.isEmpty {
+        if fresh.listen != current.listen && tlsSide.listenFDs.isEmpty {
             logger.warning("reload: TLS listen address changes need a restart; still on \(current.listen.map(String.init(describing:)) ?? "-")")
         }
         fresh.listen = current.listen
@@ -158,7 +160,7 @@ extension Coordinator {
                 logger.error("reload: TLS: certificate \(fresh.certificateFile) has expired (\(expiry)); keeping the previous certificate")
                 return current
             }
-            tlsContext = context
+            tlsSide.context = context
             logger.info("reload: TLS certificate \(fresh.certificateFile) loaded; new connections use it")
             return fresh
         case .failure(let error):

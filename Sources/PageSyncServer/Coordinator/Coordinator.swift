@@ -33,8 +33,8 @@ public actor Coordinator {
     let logger: Logger
     let observer: any LifecycleObserver
     let reloadConfig: @Sendable () async throws -> ServerConfig
+    /// Sockets systemd passed for plaintext (TLS's are in ``tlsSide``).
     let listenFDs: [Int32]
-    let tlsListenFDs: [Int32]
     let engine: any StateEngine
     /// The engine, when it is the authority over room state (Redis); cast once, not per command.
     let authority: (any AuthoritativeStateEngine)?
@@ -60,49 +60,28 @@ public actor Coordinator {
     var reloadGeneration = 0
 
     var listeners: [TCPListener] = []
-    var tlsListeners: [TCPListener] = []
-    /// The certificate new TLS connections get; SIGHUP replaces it.
-    var tlsContext: TLSContext?
+    /// TLS listeners, certificate and handshakes under way.
+    var tlsSide: TLSSide
     /// The address the built-in guide shows: where the first listener really listens.
     var guideAddress = ServerConfig.defaultListen
-    var prepare: PrepareHook?
-    /// Keeps the loop polling for input briefly when it usually comes back soon (``InputPolling``).
-    var inputPolling: InputPolling?
-    var signalWatchers: [SignalWatcher] = []
-    /// Which rooms serve which document file, by directory (rebuilt by ``watchDocuments()``).
-    var watchIndex = DocumentWatchIndex()
-    var fileWatchers: [String: FileWatcher] = [:]
-    /// Directories whose watch could not be started yet (with the last reason), and the timer
-    /// that tries them again.
-    var unwatched: [String: String] = [:]
-    var watchRetryTimer: UV.Timer?
-    var reindexTimers: [String: UV.Timer] = [:]
-    var watchdogTimer: UV.Timer?
-    var statusTimer: UV.Timer?
-    var lastStatus = ""
-    var forceExitTimer: UV.Timer?
+    /// The hook before each wait for I/O, input polling, signals and the coordinator's timers.
+    var hooks = LoopHooks()
+    /// The rooms' documents watched for edits.
+    var watching = DocumentWatching()
     /// AUTH rate limits, the token comparison (random key per process) and its log.
     var authLimiter = AuthLimiter()
     let tokenVerifier = TokenVerifier()
     var authLog = AuthFailureLog()
     var authLogTimer: UV.Timer?
-    /// `max-clients`, or fewer when the open-file limit cannot hold them (``OpenFileBudget``).
-    var clientLimit = 0
-    /// `max-clients-per-address` and `idle-timeout`.
-    var addressLimiter = AddressLimiter(limit: 1000)
-    var idleTracker = IdleTracker(timeoutMilliseconds: 1)
+    /// `max-clients`, `max-clients-per-address` and `idle-timeout`.
+    var admission = ClientAdmission()
+    /// The idle sweep, running only while `idle-timeout` is on. A field of its own: every
+    /// command reads it, and alone it needs no exclusivity check at run time (in
+    /// ``ClientAdmission``, whose tracker is changed while a closure runs, it cost one per
+    /// command).
     var idleTimer: UV.Timer?
-    /// TLS connections whose handshake is still under way (`tls.handshake-timeout`).
-    var handshakeTracker = IdleTracker(timeoutMilliseconds: 1)
-    /// When the end of a burst of TLS handshakes is worth a heap trim.
-    var heapTrimPolicy = HeapTrimPolicy()
     /// When clients that left are worth a heap trim.
     var departureTrimPolicy = DepartureTrimPolicy()
-    var handshakeTimer: UV.Timer?
-    /// TLS connections refused (`ERR 503`) before their handshake completed: the refusal waits
-    /// for it, so ``handshakeTracker`` bounds them too, under negative ids (sessions' are positive).
-    var refusedHandshakes: [Int: TLSConnection] = [:]
-    var nextRefusedHandshakeID = -1
 
     /// Creates the coordinator on `loop`, over the state `engine` has already loaded. Call
     /// ``start()`` on the loop thread next.
@@ -119,7 +98,7 @@ public actor Coordinator {
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) {
         self.loop = loop
-        self.tlsContext = tlsContext
+        self.tlsSide = TLSSide(listenFDs: tlsListenFDs, context: tlsContext)
         self.config = config
         self.logger = logger
         self.engine = engine
@@ -127,7 +106,6 @@ public actor Coordinator {
         self.loaded = loaded
         self.observer = observer
         self.listenFDs = listenFDs
-        self.tlsListenFDs = tlsListenFDs
         self.reloadConfig = reloadConfig
         self.delivery = TurnDelivery(outputHighWater: config.outputHighWater)
     }
@@ -142,7 +120,7 @@ public actor Coordinator {
             self.assumeIsolated { me in me.roomOrder.compactMap { me.rooms[$0] }.map { SavedRoom(room: $0.room.name, state: $0.room.state) } }
         }
         startAuthority()
-        let socketActivated = !listenFDs.isEmpty || !tlsListenFDs.isEmpty
+        let socketActivated = !listenFDs.isEmpty || !tlsSide.listenFDs.isEmpty
         do {
             if !socketActivated {
                 let listener = try TCPListener(loop: loop, host: config.listen.host, port: Int(config.listen.port))
@@ -182,12 +160,12 @@ public actor Coordinator {
         // In journaled modes a reply may leave later (after its write, or its sync in `always`
         // mode), and the Redis engine's replies are not counted as input: there the wait
         // includes that time, and polling turns itself off when it passes the limit.
-        inputPolling = InputPolling(loop: loop)
-        prepare = PrepareHook(loop: loop) { self.beforeSleep() }
+        hooks.inputPolling = InputPolling(loop: loop)
+        hooks.prepare = PrepareHook(loop: loop) { self.beforeSleep() }
         do {
-            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGINT) { self.shutdown(reason: "SIGINT") })
-            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGTERM) { self.shutdown(reason: "SIGTERM") })
-            signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGHUP) { self.reload() })
+            hooks.signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGINT) { self.shutdown(reason: "SIGINT") })
+            hooks.signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGTERM) { self.shutdown(reason: "SIGTERM") })
+            hooks.signalWatchers.append(try SignalWatcher(loop: loop, signal: SIGHUP) { self.reload() })
         } catch {
             throw StartError("cannot install signal handlers: \(error)")
         }
@@ -198,7 +176,7 @@ public actor Coordinator {
             let timer = UV.Timer(loop: loop)
             let observer = self.observer
             timer.start(afterMilliseconds: ms, repeatMilliseconds: ms) { observer.watchdog() }
-            watchdogTimer = timer
+            hooks.watchdogTimer = timer
         }
         if let resident = ProcessMemory.residentBytes() { departureTrimPolicy.begin(resident: resident) }
         let statusTimer = UV.Timer(loop: loop)
@@ -206,7 +184,7 @@ public actor Coordinator {
             self.reportStatus()
             self.trimHeapAfterDepartures()
         }
-        self.statusTimer = statusTimer
+        hooks.statusTimer = statusTimer
 
         for listener in listeners {
             if let address = listener.localAddress {
@@ -214,7 +192,7 @@ public actor Coordinator {
                 logger.info("listening on \(host):\(address.port)")
             }
         }
-        for listener in tlsListeners {
+        for listener in tlsSide.listeners {
             if let address = listener.localAddress {
                 let host = address.host.contains(":") ? "[\(address.host)]" : address.host
                 logger.info("listening for TLS on \(host):\(address.port)")
@@ -222,8 +200,8 @@ public actor Coordinator {
         }
         let where_ = config.redis.map { "redis \($0), keys \(config.redisPrefix)*" } ?? "\(config.stateDirectory) (durability \(config.durability))"
         logger.info("serving \(roomOrder.count) room(s): \(roomOrder.joined(separator: ", ")); state in \(where_)")
-        lastStatus = statusLine
-        observer.ready(status: lastStatus)
+        hooks.lastStatus = statusLine
+        observer.ready(status: hooks.lastStatus)
         engine.started()
     }
 
@@ -234,8 +212,8 @@ public actor Coordinator {
     /// `STATUS=` for the service manager, sent only when it changed.
     private func reportStatus() {
         let line = statusLine
-        guard line != lastStatus else { return }
-        lastStatus = line
+        guard line != hooks.lastStatus else { return }
+        hooks.lastStatus = line
         observer.status(line)
     }
 
@@ -270,34 +248,28 @@ public actor Coordinator {
         shuttingDown = true
         logger.info("shutting down (\(reason))")
         observer.stopping()
-        for listener in listeners + tlsListeners { listener.close() }
+        for listener in listeners + tlsSide.listeners { listener.close() }
         listeners.removeAll()
-        tlsListeners.removeAll()
+        tlsSide.listeners.removeAll()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values where !session.outbox.isClosingOrClosed {
             stage(session, .bytes(bye))
             closeAfterFlush(session)
         }
-        for watcher in fileWatchers.values { watcher.close() }
-        fileWatchers.removeAll()
-        watchRetryTimer?.close()
-        watchRetryTimer = nil
-        unwatched.removeAll()
-        for timer in reindexTimers.values { timer.close() }
-        reindexTimers.removeAll()
-        watchdogTimer?.close()
-        watchdogTimer = nil
+        watching.closeAll()
+        hooks.watchdogTimer?.close()
+        hooks.watchdogTimer = nil
         stopAuthority()
-        statusTimer?.close()
-        statusTimer = nil
+        hooks.statusTimer?.close()
+        hooks.statusTimer = nil
         authLogTimer?.close()
         authLogTimer = nil
         idleTimer?.close()
         idleTimer = nil
-        handshakeTimer?.close()
-        handshakeTimer = nil
-        for connection in refusedHandshakes.values { connection.close() }
-        refusedHandshakes.removeAll()
+        tlsSide.handshakeTimer?.close()
+        tlsSide.handshakeTimer = nil
+        for connection in tlsSide.refused.values { connection.close() }
+        tlsSide.refused.removeAll()
         // Stop once every change is settled and every connection has flushed and closed;
         // peers that do not read would hold theirs open, so give up on them after half a second.
         let timer = UV.Timer(loop: loop)
@@ -307,20 +279,20 @@ public actor Coordinator {
             let settledAll = self.delivery.isSettled && !self.engine.isBusy
             if (self.sessions.isEmpty && settledAll) || ticks >= 100 { self.stopLoop() }
         }
-        forceExitTimer = timer
+        hooks.forceExitTimer = timer
     }
 
     private func stopLoop() {
         // From here a stop signal is ignored (not logged): the loop is done, and what is left
         // (draining disk jobs, recording a clean stop) must not be cut short by one.
-        for watcher in signalWatchers { watcher.closeIgnoringLaterSignals() }
-        signalWatchers.removeAll()
-        forceExitTimer?.close()
-        forceExitTimer = nil
-        prepare?.close()
-        prepare = nil
-        inputPolling?.close()
-        inputPolling = nil
+        for watcher in hooks.signalWatchers { watcher.closeIgnoringLaterSignals() }
+        hooks.signalWatchers.removeAll()
+        hooks.forceExitTimer?.close()
+        hooks.forceExitTimer = nil
+        hooks.prepare?.close()
+        hooks.prepare = nil
+        hooks.inputPolling?.close()
+        hooks.inputPolling = nil
         loop.stop()
     }
 }
