@@ -10,7 +10,7 @@
 ///   (``navigationGate(waiting:)``) rather than get `ERR 503` from a daemon just started.
 /// - Outage. A lost connection (closed, refused, a connect or an answer past its limit) fails
 ///   every group sent and the held ones, is logged once per outage, and connecting again is
-///   tried with ``RedisBackoff``. Both connections up again: logged with the outage's
+///   tried with ``Backoff`` (100 ms to 5 s). Both connections up again: logged with the outage's
 ///   length, and every room is read again (``Action/resync``).
 public struct RedisAvailability: Equatable, Sendable {
     /// A group formed before the first connections were up, with the rooms it saves.
@@ -90,7 +90,7 @@ public struct RedisAvailability: Equatable, Sendable {
     private var resyncAfterGroup: UInt64?
     private var commandReady = false
     private var subscriberReady = false
-    private var backoff = RedisBackoff()
+    private var backoff = Backoff(longestMilliseconds: 5000)
 
     /// Nothing connected yet.
     public init() {}

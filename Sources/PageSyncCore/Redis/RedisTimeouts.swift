@@ -1,30 +1,3 @@
-/// How long the Redis engine waits before connecting again after losing Redis: 100 ms,
-/// doubling with each failed attempt up to 5 s, and 100 ms again once both connections are up.
-public struct RedisBackoff: Equatable, Sendable {
-    /// The first wait, and the one after a success.
-    public static let firstMilliseconds: UInt64 = 100
-    /// The longest wait.
-    public static let longestMilliseconds: UInt64 = 5000
-
-    /// The wait ``next()`` gives next.
-    public private(set) var nextMilliseconds = Self.firstMilliseconds
-
-    /// A backoff that waits ``firstMilliseconds`` first.
-    public init() {}
-
-    /// The wait before the next attempt; the one after it is twice as long (at most
-    /// ``longestMilliseconds``).
-    public mutating func next() -> UInt64 {
-        defer { nextMilliseconds = min(nextMilliseconds * 2, Self.longestMilliseconds) }
-        return nextMilliseconds
-    }
-
-    /// The connections are up: the next outage starts from ``firstMilliseconds`` again.
-    public mutating func reset() {
-        nextMilliseconds = Self.firstMilliseconds
-    }
-}
-
 /// Whether commands on an open Redis connection have waited too long for an answer.
 ///
 /// A Redis that keeps the TCP connection but stops answering (paused, hung) is noticed by

@@ -175,7 +175,7 @@ extension JournalEngine {
                 adopt(newFD, size: bytes.count)
                 liveSize = size
                 freeSpace = free
-                rewriteBackoffMs = 100
+                rewriteBackoff.reset()
                 outage = nil
                 logger.notice("journal: rewritten with the whole state (\(size) bytes); accepting changes again")
                 perform(pipeline.rewriteFinished(error: nil))
@@ -189,7 +189,6 @@ extension JournalEngine {
     func scheduleRewriteRetry() {
         let timer = retryTimer ?? UV.Timer(loop: loop)
         retryTimer = timer
-        timer.start(afterMilliseconds: rewriteBackoffMs) { [unowned self] in self.startRewrite() }
-        rewriteBackoffMs = min(rewriteBackoffMs * 2, 2000)
+        timer.start(afterMilliseconds: rewriteBackoff.next()) { [unowned self] in self.startRewrite() }
     }
 }

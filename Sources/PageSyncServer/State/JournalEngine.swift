@@ -59,7 +59,8 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     lazy var syncLane: PoolLane? = PoolLane(loop: loop)
     var deferredSync: Int?
     var rewriting = false
-    var rewriteBackoffMs: UInt64 = 100
+    /// Retries of a failed rewrite: 100 ms, doubling up to 2 s.
+    var rewriteBackoff = Backoff(longestMilliseconds: 2000)
     var retryTimer: UV.Timer?
     var outage: String?
     /// Why the journal could not be opened for writing at start, if it could not.

@@ -15,7 +15,7 @@ import UV
 /// - Changes: one Lua script per navigation (``RedisScripts/navigate``) on the command
 ///   connection; the script publishes the new state, and one subscriber connection
 ///   (`PSUBSCRIBE <prefix>room:*`) hands every published state to ``onRoomState``.
-/// - Outage: both connections are dropped and made again with backoff (``RedisBackoff``:
+/// - Outage: both connections are dropped and made again with backoff (``Backoff``:
 ///   100 ms doubling to 5 s); meanwhile navigations are `.unavailable` and groups fail. Logged
 ///   once per outage. A Redis that keeps the connection but stops answering (paused, hung) is
 ///   an outage too once commands have waited ``answerLimitMs`` with no reply

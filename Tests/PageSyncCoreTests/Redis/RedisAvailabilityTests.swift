@@ -6,13 +6,23 @@ private func room(_ name: String, version: UInt64) -> SavedRoom {
     SavedRoom(room: name, page: .first, version: version, by: nil, doc: "d", epoch: Epoch(1))
 }
 
-@Suite struct RedisBackoffTests {
+@Suite struct BackoffTests {
     @Test func doublesFrom100MillisecondsTo5SecondsAndStartsAgainOnceConnected() {
-        var backoff = RedisBackoff()
+        var backoff = Backoff(longestMilliseconds: 5000)
         let waits = (0..<9).map { _ in backoff.next() }
         #expect(waits == [100, 200, 400, 800, 1600, 3200, 5000, 5000, 5000])
         backoff.reset()
-        #expect(backoff.next() == 100)
+        let first = backoff.next()
+        #expect(first == 100)
+    }
+
+    @Test func jitteredWaitsLieInTheUpperHalfOfEachWait() {
+        var low = Backoff(longestMilliseconds: 2000)
+        var high = Backoff(longestMilliseconds: 2000)
+        let lows = (0..<6).map { _ in low.next(unitRandom: 0) }
+        let highs = (0..<6).map { _ in high.next(unitRandom: 0.999_999) }
+        #expect(lows == [50, 100, 200, 400, 800, 1000])
+        #expect(highs == [99, 199, 399, 799, 1599, 1999])
     }
 }
 
