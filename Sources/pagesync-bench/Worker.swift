@@ -66,13 +66,10 @@ final class Worker {
     private var doneTime: UInt64 = 0
     private var delivered = 0
 
-    // CHURN state
-    private var churnDeadline: UInt64 = 0
-    private var churnChains = 0
-    private var churnCycles = 0
-    private var churnErrors = 0
-    private var churnReasons: [String: Int] = [:]
-    private var churnActive = false
+    /// CHURN: connections opened and closed in chains, apart from the held followers.
+    private lazy var churn = Churn(target: target,
+                                   connect: { [unowned self] done in connect(done) },
+                                   report: { [unowned self] line in send(line) })
 
     // PINGALL state
     private var pingAsked = 0
@@ -138,7 +135,7 @@ final class Worker {
         case "CLOSEALL":
             closeAll()
         case "CHURN":
-            churn(concurrency: Int(words[1]) ?? 1, milliseconds: Int(words[2]) ?? 1000)
+            churn.start(concurrency: Int(words[1]) ?? 1, milliseconds: Int(words[2]) ?? 1000)
         case "PINGALL":
             pingAll(timeoutMs: Int(words[1]) ?? 10_000)
         case "QUIT":
@@ -147,10 +144,6 @@ final class Worker {
         default:
             log("worker: unknown control line \(line)")
         }
-    }
-
-    private static func reasonsText(_ reasons: [String: Int]) -> String {
-        reasons.isEmpty ? "-" : reasons.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
     }
 
     // MARK: OPEN
@@ -217,7 +210,7 @@ final class Worker {
         guard opening, toStart == 0, inFlight == 0 else { return }
         opening = false
         followers.removeAll { $0.finished }
-        send("OPENED \(openReady) \(openErrors) \(Worker.reasonsText(reasons))")
+        send("OPENED \(openReady) \(openErrors) \(Churn.reasonsText(reasons))")
     }
 
     private func tick() {
@@ -232,12 +225,7 @@ final class Worker {
             checkOpenDone()
         }
         if pingAsked > 0 && now > pingDeadline { finishPings() }
-        if churnActive && now > churnDeadline + 5_000_000_000 {
-            churnErrors += churnChains
-            churnReasons["stalled", default: 0] += churnChains
-            churnChains = 0
-            finishChurn()
-        }
+        churn.checkStall(now: now)
     }
 
     // MARK: Receiving
@@ -385,68 +373,5 @@ final class Worker {
         send("PONGED \(pongs) \(pingAsked)")
         pingAsked = 0
         pongs = 0
-    }
-
-    // MARK: CHURN
-
-    private func churn(concurrency: Int, milliseconds: Int) {
-        churnDeadline = MonotonicClock.nanoseconds() + UInt64(milliseconds) * 1_000_000
-        churnCycles = 0
-        churnErrors = 0
-        churnReasons = [:]
-        churnChains = concurrency
-        churnActive = true
-        for _ in 0..<concurrency { churnOnce() }
-    }
-
-    private func churnOnce() {
-        guard churnActive else { return }
-        if MonotonicClock.nanoseconds() >= churnDeadline {
-            churnChains -= 1
-            if churnChains == 0 { finishChurn() }
-            return
-        }
-        connect { [self] result in
-            switch result {
-            case .failure(let error):
-                churnFailed(error.name)
-            case .success(let connection):
-                var splitter = LineSplitter()
-                var done = false
-                connection.startReading { [unowned self] event in
-                    switch event {
-                    case .data(let bytes):
-                        var outcome: Bool? = nil
-                        splitter.feed(bytes) { line in
-                            if outcome == nil {
-                                if target.isPong(line) { outcome = true } else if target.isRefusal(line) { outcome = false }
-                            }
-                        }
-                        guard let ok = outcome, !done else { return }
-                        done = true
-                        connection.close()
-                        if ok { churnCycles += 1; churnOnce() } else { churnFailed("refused") }
-                    case .eof, .error:
-                        guard !done else { return }
-                        done = true
-                        connection.close()
-                        churnFailed("eof")
-                    }
-                }
-                connection.write(target.clientHello + target.ping)
-            }
-        }
-    }
-
-    private func churnFailed(_ reason: String) {
-        churnErrors += 1
-        churnReasons[reason, default: 0] += 1
-        churnOnce()
-    }
-
-    private func finishChurn() {
-        guard churnActive else { return }
-        churnActive = false
-        send("CHURNED \(churnCycles) \(churnErrors) \(Worker.reasonsText(churnReasons))")
     }
 }
