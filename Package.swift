@@ -56,6 +56,12 @@ let package = Package(
         // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
         // are in /usr/include. The module map links nothing: PageSyncPager links both.
         .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
+        // Node's http-parser (libhttp-parser-dev), for the request heads of the HTTP listener
+        // (metrics and health). Its module map links the shared library, like libyaml's and
+        // cmark-gfm's: Debian's policy wants no embedded copy, a security update of the parser
+        // then reaches the installed daemon, and dpkg-shlibdeps makes the package depend on
+        // libhttp-parser2.9.
+        .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
@@ -70,7 +76,7 @@ let package = Package(
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).
-        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis"]),
+        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis", "CHTTPParser"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
         .target(

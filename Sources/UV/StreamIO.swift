@@ -30,6 +30,8 @@ final class StreamIO: UVHandleOwner {
     private(set) var isReading = false
     /// Set once a shutdown was requested: writes are ignored from then on.
     private var isShuttingDown = false
+    /// Set by ``shutdownWrites()``: writes are ignored from then on; reading goes on.
+    private var writesShut = false
     private var onRead: ((StreamReadEvent) -> Void)?
     var onWritesDrained: (() -> Void)?
     private var pendingWriteRequests = 0
@@ -149,7 +151,7 @@ final class StreamIO: UVHandleOwner {
 
     /// True when writes are currently accepted.
     private var acceptsWrites: Bool {
-        !isClosed && !isShuttingDown && writeError == nil && undeliveredError == nil
+        !isClosed && !isShuttingDown && !writesShut && writeError == nil && undeliveredError == nil
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) {
@@ -319,6 +321,26 @@ final class StreamIO: UVHandleOwner {
         willClose = nil
         cleanup?()
         HandleMemory.close(asHandle(stream))
+    }
+
+    /// Sends a FIN once what was written has left (`uv_shutdown`), and keeps the stream open
+    /// and reading: the peer sees the end of the output, and what it still sends is read.
+    /// Later writes are ignored. Idempotent; ``shutdownAndClose()`` or ``close()`` ends it.
+    func shutdownWrites() {
+        loop.assertOnLoopThread()
+        guard !isClosed, !isShuttingDown, !writesShut else { return }
+        writesShut = true
+        if writeQueueSize == 0 && pendingWriteRequests == 0 {
+            var fd = uv_os_fd_t(-1)
+            if uv_fileno(asHandle(stream), &fd) == 0 { _ = shutdown(fd, Int32(SHUT_WR)) }
+            return
+        }
+        let request = HandleMemory.allocateRequest(uv_shutdown_t.self)
+        if uv_shutdown(request, stream, { request, _ in
+            if let request { HandleMemory.freeRequest(request) }
+        }) < 0 {
+            HandleMemory.freeRequest(request)
+        }
     }
 
     /// Stops reading immediately; shuts the write side down and closes, after the queued writes

@@ -301,6 +301,11 @@ public final class TCPConnection {
     /// freed in libuv's close callback.
     public func close() { io.close() }
 
+    /// Sends a FIN once what was written has left, and goes on reading (a half-close): the peer
+    /// reads the end of the output, and what it still sends arrives as before, until `.eof`.
+    /// Later writes are ignored. Close with ``shutdownAndClose()`` or ``close()``.
+    public func shutdownWrites() { io.shutdownWrites() }
+
     /// Stops reading, sends what was written and a FIN, and closes: at once when the kernel
     /// already took everything, else after the queued writes (`uv_shutdown`). Later writes are
     /// ignored. Idempotent.
