@@ -39,6 +39,9 @@ let package = Package(
         // (PageSyncServer/Config), not the package's YAML (Yams) or JSON traits, which both
         // pull in all of Foundation and ICU's data (about 45 of a stripped daemon's 62 MB).
         .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0", traits: []),
+        // The Prometheus text format of the metrics listener. Its own dependencies are
+        // swift-atomics and swift-metrics' CoreMetrics: no SwiftNIO.
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // libuv, from the system (libuv1-dev).
@@ -87,6 +90,7 @@ let package = Package(
                 "PageSyncCore", "UV", "CYAML", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             linkerSettings: [.linkedLibrary("yaml")]),
 

@@ -14,6 +14,13 @@ public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
+    /// Whether the host is a loopback address: `127.0.0.0/8`, `::1` or `localhost`.
+    public var isLoopback: Bool {
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4, parts[0] == "127", parts.allSatisfy({ UInt8($0) != nil }) { return true }
+        return host == "::1" || host.lowercased() == "localhost"
+    }
+
     /// Parses `host:port`, `[ipv6]:port` or `:port`. Returns nil for a missing or bad port
     /// (not all digits, above 65535), an empty bracketed host, an unbracketed IPv6 address,
     /// blanks, or characters not allowed in a host name or IP literal.

@@ -54,6 +54,10 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var redis: RedisURL?
     /// `--redis-prefix`.
     public var redisPrefix: String?
+    /// `--metrics-listen`.
+    public var metricsListen: ListenAddress?
+    /// `--metrics-rooms`.
+    public var metricsRooms: Int?
 
     /// No overrides.
     public init() {}
@@ -126,6 +130,8 @@ public enum ConfigLoader {
         }
         if let url = overrides.redis { config.redis = url }
         if let prefix = overrides.redisPrefix { config.redisPrefix = prefix }
+        if let address = overrides.metricsListen { config.metricsListen = address }
+        if let n = overrides.metricsRooms { config.metricsRooms = n }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -163,6 +169,13 @@ public enum ConfigLoader {
         if let n = try keys.int("max-clients-per-address") { config.maxClientsPerAddress = n }
         if let n = try keys.int("who-page-size") { config.whoPageSize = n }
         if let b = try keys.bool("allow-plaintext-auth") { config.plaintextAuth = b }
+        if let text = try keys.string("metrics-listen") {
+            guard let address = ListenAddress(parsing: text) else {
+                throw keys.error("metrics-listen", "\"\(text)\" is not HOST:PORT (for example 127.0.0.1:7779)")
+            }
+            config.metricsListen = address
+        }
+        if let n = try keys.int("metrics-rooms") { config.metricsRooms = n }
         try applyTLS(keys, file: file, environment: environment, to: &config)
         try applyEngine(keys, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }

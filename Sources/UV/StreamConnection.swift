@@ -39,6 +39,12 @@ public protocol StreamConnection: AnyObject {
     var peerIsLoopback: Bool { get }
     /// True when the bytes are encrypted on the wire (TLS).
     var isEncrypted: Bool { get }
+    /// Bytes read from the network since the connection was made (for TLS, the encrypted
+    /// bytes); still valid after close.
+    var bytesRead: UInt64 { get }
+    /// Bytes handed to the network since the connection was made, sent or queued (for TLS,
+    /// the encrypted bytes); still valid after close.
+    var bytesWritten: UInt64 { get }
     /// Closes now; pending writes are dropped.
     func close()
     /// Flushes what was written, then closes.

@@ -32,6 +32,11 @@ final class StreamIO: UVHandleOwner {
     private var isShuttingDown = false
     /// Set by ``shutdownWrites()``: writes are ignored from then on; reading goes on.
     private var writesShut = false
+    /// Bytes delivered to the read callback, and bytes accepted by the writes, since the
+    /// stream was made (plain counters of the loop thread, read by metrics).
+    private(set) var bytesRead: UInt64 = 0
+    /// See ``bytesRead``.
+    private(set) var bytesWritten: UInt64 = 0
     private var onRead: ((StreamReadEvent) -> Void)?
     var onWritesDrained: (() -> Void)?
     private var pendingWriteRequests = 0
@@ -93,6 +98,7 @@ final class StreamIO: UVHandleOwner {
 
     private func didRead(_ count: Int) {
         if count > 0 {
+            bytesRead &+= UInt64(count)
             let bytes = UnsafeRawBufferPointer(start: loop.readBuffer.baseAddress, count: count)
             onRead?(.data(bytes))
         } else if count == Int(UV_EOF.rawValue) {
@@ -169,6 +175,7 @@ final class StreamIO: UVHandleOwner {
     func writeIfIdle(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard acceptsWrites, writeQueueSize == 0, let base = bytes.baseAddress, bytes.count > 0 else { return false }
         let result = tryWrite(base, bytes.count)
+        if result > 0 { bytesWritten &+= UInt64(result) }
         if result == bytes.count { return true }
         write(result > 0 ? UnsafeRawBufferPointer(rebasing: bytes[result...]) : bytes)
         return true
@@ -250,6 +257,7 @@ final class StreamIO: UVHandleOwner {
         guard acceptsWrites, let base = buffers.baseAddress else { return }
         let total = buffers.reduce(0) { $0 + Int($1.len) }
         guard total > 0 else { return }
+        bytesWritten &+= UInt64(total)
         var written = 0
         if writeQueueSize == 0 {
             let result = buffers.count == 1 ? tryWrite(base.pointee.base, Int(base.pointee.len))

@@ -241,6 +241,13 @@ public final class TCPConnection {
     /// Bytes queued in libuv, not yet handed to the kernel. 0 after close.
     public var writeQueueSize: Int { io.writeQueueSize }
 
+    /// Bytes read from the socket since the connection was made (still valid after close).
+    public var bytesRead: UInt64 { io.bytesRead }
+
+    /// Bytes accepted by the writes since the connection was made, sent or queued (still
+    /// valid after close).
+    public var bytesWritten: UInt64 { io.bytesWritten }
+
     /// Memory the queued output holds: its bytes plus about 256 bytes of bookkeeping for each
     /// queued write. 0 after close.
     public var queuedOutputMemory: Int { io.queuedMemory }

@@ -29,6 +29,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
             --allow-plaintext-auth is given. If TLS is configured but cannot be set up, \
             pagesyncd exits instead of serving without it.
 
+            Monitoring: INFO on the line protocol reports the server, its clients, rooms, \
+            state engine and counters, Redis-style; with --metrics-listen, Prometheus \
+            scrapes GET /metrics and a health check reads GET /healthz (see README.md, \
+            "Monitoring").
+
             Signals: SIGTERM or SIGINT saves, says BYE and exits; SIGHUP reloads the \
             config, the TLS certificate and key, and re-indexes every document without \
             dropping clients; `pagesyncd --reload PID` sends it (the systemd units' \
@@ -112,6 +117,14 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("redis-prefix"), help: ArgumentHelp("Prefix of every Redis key and channel, so deployments can share one Redis (default pagesync:).", valueName: "prefix"))
     var redisPrefix: String?
 
+    @Option(name: .customLong("metrics-listen"), help: ArgumentHelp(
+        "Serve GET /metrics (Prometheus text format) and GET /healthz (200 ok, or 503 and why) over HTTP on this address (default: off). It has no authentication: keep it on loopback; :PORT means 127.0.0.1:PORT.",
+        valueName: "host:port"))
+    var metricsListen: String?
+
+    @Option(name: .customLong("metrics-rooms"), help: ArgumentHelp("Rooms with series of their own in /metrics and lines in INFO rooms: the first n in configuration order (default 100).", valueName: "n"))
+    var metricsRooms: Int?
+
     @Option(name: .customLong("reload"), help: ArgumentHelp(
         "Do not run a daemon: send SIGHUP to the running pagesyncd with this process id, which re-reads its config, TLS certificate and documents, and exit (the systemd units' ExecReload=, where /bin/kill may be missing).",
         valueName: "pid"))
@@ -132,6 +145,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let tlsListen, ListenAddress(parsing: tlsListen) == nil {
             throw ValidationError("--tls-listen: \"\(tlsListen)\" is not HOST:PORT (for example 0.0.0.0:7778)")
+        }
+        if let metricsListen, ListenAddress(parsing: metricsListen) == nil {
+            throw ValidationError("--metrics-listen: \"\(metricsListen)\" is not HOST:PORT (for example 127.0.0.1:7779)")
         }
         if let tlsMinVersion, !TLSConfig.versions.contains(tlsMinVersion) {
             throw ValidationError("--tls-min-version: \"\(tlsMinVersion)\" is not 1.2 or 1.3")
@@ -194,6 +210,8 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.allowPlaintextAuth = allowPlaintextAuth
         overrides.redis = redis.flatMap { try? RedisURL.parse($0).get() }
         overrides.redisPrefix = redisPrefix
+        overrides.metricsListen = metricsListen.flatMap(ListenAddress.init(parsing:))
+        overrides.metricsRooms = metricsRooms
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

@@ -12,6 +12,43 @@ import PageSyncServer
         #expect(config.maxLineLength == 4096)
     }
 
+    @Test func metricsAreOffByDefaultAndSetByKeyOrFlag() async throws {
+        let plain = try await ConfigLoader.load(configFile: nil, overrides: .init(), environment: [:])
+        #expect(plain.metricsListen == nil)
+        #expect(plain.metricsRooms == 100)
+        let dir = TempDir()
+        let file = dir.write("m.yaml", """
+            metrics-listen: ":7779"
+            metrics-rooms: 3
+            """)
+        let fromFile = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(fromFile.metricsListen == ListenAddress(host: "127.0.0.1", port: 7779), ":PORT is loopback")
+        #expect(fromFile.metricsRooms == 3)
+        var overrides = CommandLineOverrides()
+        overrides.metricsListen = ListenAddress(host: "::1", port: 9000)
+        overrides.metricsRooms = 0
+        let fromFlags = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: [:])
+        #expect(fromFlags.metricsListen == ListenAddress(host: "::1", port: 9000))
+        #expect(fromFlags.metricsRooms == 0)
+    }
+
+    @Test func badMetricsSettingsAreOneLineEach() async throws {
+        let dir = TempDir()
+        for (yaml, message) in [
+            ("metrics-listen: \"7779\"", "metrics-listen: \"7779\" is not HOST:PORT (for example 127.0.0.1:7779)"),
+            ("metrics-rooms: -1", "metrics-rooms must be between 0 and 100000, not -1"),
+            ("metrics-rooms: many", "metrics-rooms: \"many\" is not a whole number"),
+            ("listen: \"127.0.0.1:7000\"\nmetrics-listen: \"127.0.0.1:7000\"", "metrics-listen 127.0.0.1:7000 is also the listen address"),
+        ] {
+            let file = dir.write("bad.yaml", yaml)
+            await #expect {
+                try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+            } throws: { error in
+                "\(error)".hasSuffix(message)
+            }
+        }
+    }
+
     @Test func systemdStateDirectoryWins() {
         #expect(ConfigLoader.defaultStateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/pagesync:/x", "HOME": "/h"]) == "/var/lib/pagesync")
         #expect(ConfigLoader.defaultStateDirectory(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/pagesync")

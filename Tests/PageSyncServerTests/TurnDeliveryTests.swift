@@ -305,4 +305,35 @@ import PageSyncServer
         h.endTurn()
         #expect(ann.read() == [] && h.closed.isEmpty)
     }
+
+    @Test func itCountsEachStateAddressedToEachMemberAndTheGroupsItUndoes() {
+        var h = DeliveryHarness()
+        let a = h.room("a"), b = h.room("b")
+        let ann = h.connect("ann", to: a), bob = h.connect("bob", to: a), cy = h.connect("cy", to: b)
+        h.navigate(ann)
+        h.endTurn()
+        #expect(h.delivery.counts == DeliveryCounts(), "nothing is delivered before its group is settled")
+        h.settle(upTo: 1)
+        h.endTurn()
+        #expect(h.delivery.counts.deliveries == 2, "one PAGE for each of a's two members")
+        h.navigate(ann)
+        h.navigate(bob)  // two states of a in one turn, for each of its two members
+        h.navigate(cy)
+        h.endTurn()
+        h.settle(upTo: 2)
+        h.endTurn()
+        #expect(h.delivery.counts.deliveries == 2 + 4 + 1)
+        h.navigate(ann)
+        h.endTurn()  // group 3
+        h.navigate(cy)
+        h.endTurn()  // group 4
+        h.fail(after: 2)
+        h.endTurn()
+        #expect(h.delivery.counts.groupsFailed == 2)
+        #expect(h.delivery.counts.deliveries == 7, "an undone state is delivered to nobody")
+        h.settle(upTo: 2)
+        h.fail(after: 2)
+        #expect(h.delivery.counts.groupsFailed == 2, "a failure with nothing pending undoes no group")
+        #expect([ann, bob, cy].allSatisfy { !$0.read().isEmpty })
+    }
 }

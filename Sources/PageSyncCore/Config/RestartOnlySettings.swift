@@ -1,4 +1,4 @@
-/// The settings a reload (SIGHUP) cannot change: the listening socket and where room state
+/// The settings a reload (SIGHUP) cannot change: the listening sockets and where room state
 /// lives are set up once, at start. A reload keeps their running values, and says so for each
 /// one that was changed and matters to the running engine.
 ///
@@ -15,6 +15,9 @@ public enum RestartOnlySettings {
         var warnings: [String] = []
         if fresh.listen != running.listen && !socketActivated {
             warnings.append("listen address changes need a restart; still on \(running.listen)")
+        }
+        if fresh.metricsListen != running.metricsListen {
+            warnings.append("metrics-listen changes need a restart; still \(running.metricsListen.map { "on \($0)" } ?? "off")")
         }
         if let redis = running.redis {
             if fresh.redis == nil {
@@ -38,6 +41,7 @@ public enum RestartOnlySettings {
         }
         var kept = fresh
         kept.listen = running.listen
+        kept.metricsListen = running.metricsListen
         kept.stateDirectory = running.stateDirectory
         kept.durability = running.durability
         kept.redis = running.redis

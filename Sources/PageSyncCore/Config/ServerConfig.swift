@@ -107,6 +107,16 @@ public struct ServerConfig: Equatable, Sendable {
     /// The prefix of every Redis key and channel (default `pagesync:`), so that several
     /// deployments can share one Redis.
     public var redisPrefix: String = ServerConfig.defaultRedisPrefix
+    /// Where the HTTP listener of `/metrics` and `/healthz` listens; nil (the default) for
+    /// none. It has no authentication: bind it to loopback (`:7779` means `127.0.0.1:7779`).
+    public var metricsListen: ListenAddress?
+    /// Rooms with series of their own in `/metrics` and lines in `INFO rooms`: the first this
+    /// many, in configuration order (default 100), so that a server with thousands of rooms
+    /// does not emit thousands of series. 0 lists none.
+    public var metricsRooms: Int = ServerConfig.defaultMetricsRooms
+
+    /// 100.
+    public static let defaultMetricsRooms = 100
 
     /// `pagesync:`.
     public static let defaultRedisPrefix = "pagesync:"
@@ -188,6 +198,13 @@ public struct ServerConfig: Equatable, Sendable {
             if let address = tls.listen, address == listen, address.port != 0 {
                 throw ConfigError("tls: listen address \(address) is also the plaintext listen address")
             }
+        }
+        if let metrics = metricsListen, metrics.port != 0 {
+            if metrics == listen { throw ConfigError("metrics-listen \(metrics) is also the listen address") }
+            if metrics == tls?.listen { throw ConfigError("metrics-listen \(metrics) is also the TLS listen address") }
+        }
+        guard (0...100_000).contains(metricsRooms) else {
+            throw ConfigError("metrics-rooms must be between 0 and 100000, not \(metricsRooms)")
         }
         guard !redisPrefix.isEmpty, redisPrefix.utf8.count <= 64, redisPrefix.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw ConfigError("redis-prefix must be 1 to 64 printable ASCII characters without spaces, not \"\(redisPrefix)\"")

@@ -1,5 +1,5 @@
 /// The numeric code of an `ERR` reply, as listed in PROTOCOL.md.
-public enum ErrorCode: Int, Sendable {
+public enum ErrorCode: Int, Sendable, CaseIterable {
     /// 400: malformed input (empty line, unknown verb, bad arguments, bad number, NUL, a control
     /// character, invalid UTF-8, HTTP, TLS).
     case malformed = 400
@@ -99,6 +99,8 @@ public enum Command: Equatable, Sendable {
     case help
     /// `QUIT`.
     case quit
+    /// `INFO [<section>]`: the server's state and counters; nil means every section.
+    case info(InfoSection?)
 }
 
 /// Parses one command line (without its LF) into a `Command`.
@@ -203,6 +205,16 @@ public enum CommandParser {
             }
             if let extra = extraError(verb: verb, usage: "AUTH <token>", args.dropFirst()) { return .failure(extra) }
             return .success(.auth(String(token)))
+        case "INFO":
+            guard let first = args.first else { return .success(.info(nil)) }
+            if isIF(first) { return .failure(strayIF()) }
+            if let extra = extraError(verb: verb, usage: "INFO [<section>]", args.dropFirst()) { return .failure(extra) }
+            if first.lowercased() == "all" || first.lowercased() == "default" { return .success(.info(nil)) }
+            guard let section = InfoSection(rawValue: first.lowercased()) else {
+                let names = InfoSection.allCases.map(\.rawValue).joined(separator: ", ")
+                return .failure(.malformed("no INFO section \"\(first)\"; sections: \(names), all"))
+            }
+            return .success(.info(section))
         case "PING":
             let rest = text.drop(while: isBlank).dropFirst(verbWord.count)
             let trimmed = trimBlanks(rest)

@@ -38,6 +38,8 @@ public enum CommandEncoder {
         case .ping(let text?): return argument("PING", text)
         case .help: return "HELP"
         case .quit: return "QUIT"
+        case .info(nil): return "INFO"
+        case .info(let section?): return "INFO \(section.rawValue)"
         }
     }
 

@@ -53,3 +53,12 @@ extension Wire {
         "\(member) you=\(yesNo(isYou))"
     }
 }
+
+/// The reply to `INFO` (PROTOCOL.md): a multi-line reply made with ``multiline(header:lines:)``.
+extension Wire {
+    /// `OK INFO`, then the `field:value` lines of `section` (every section for nil, an empty
+    /// line between two; see ``InfoFields``), then `.`.
+    public static func info(_ report: ServerReport, section: InfoSection?) -> [UInt8] {
+        multiline(header: "OK INFO", lines: InfoFields.lines(of: section, report).lazy.map { Substring($0) })
+    }
+}

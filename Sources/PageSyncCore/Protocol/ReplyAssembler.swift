@@ -3,7 +3,7 @@
 public enum ServerMessage: Equatable, Sendable {
     /// A line that stands alone: `HELLO`, `PAGE`, `BYE`, or a one-line `OK`/`ERR` reply.
     case line(WireLine)
-    /// A multi-line reply (`OK TEXT`, `OK HELP`, `OK ROOMS`, `OK WHO`): its header, its content
+    /// A multi-line reply (`OK TEXT`, `OK HELP`, `OK ROOMS`, `OK WHO`, `OK INFO`): its header, its content
     /// lines without the final `.` and with one leading `.` removed from each line that has one,
     /// and whether content past ``ReplyAssembler/maxContentBytes`` was dropped.
     case multiline(WireLine, lines: [String], truncated: Bool)

@@ -152,6 +152,7 @@ public enum Wire {
         ("AUTH <token>", "ask for control of a presenter room"),
         ("PING [<text>]", "check the connection"),
         ("HELP", "list the commands"),
+        ("INFO [<section>]", "the server's state and counters: server, clients, rooms, engine, stats"),
         ("QUIT", "close the connection"),
     ].map { usage, what in
         usage + String(repeating: " ", count: max(1, 31 - usage.count)) + what

@@ -86,6 +86,9 @@ public struct RedisAvailability: Equatable, Sendable {
     public private(set) var startedOffline = false
     /// Shutdown: no reconnecting, nothing held.
     public private(set) var stopped = false
+    /// Outages ended: both connections up again after Redis was unavailable (`INFO engine`,
+    /// `/metrics`).
+    public private(set) var reconnects: UInt64 = 0
     private var held: [HeldGroup] = []
     private var resyncAfterGroup: UInt64?
     private var commandReady = false
@@ -127,6 +130,7 @@ public struct RedisAvailability: Equatable, Sendable {
         if let since = outageSince {
             actions.append(.reportBack(afterNanoseconds: now >= since ? now - since : 0))
             outageSince = nil
+            reconnects &+= 1
         }
         if !everAvailable && startedOffline {
             everAvailable = true

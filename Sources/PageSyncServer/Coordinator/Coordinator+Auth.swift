@@ -22,6 +22,7 @@ extension Coordinator {
         let room = runtime.room.name
         switch authLimiter.admit(address: address, connection: session.id, now: now) {
         case .refuse(let retry, let close):
+            metrics.authFailures &+= 1
             logAuth(authLog.record(address: address, room: room, refused: true, now: now))
             stage(session, .bytes(Wire.error(ProtocolError(code: .tooManyAttempts, message: "too many attempts, retry in \(retry) s"))))
             if close { closeAfterAuthFailures(session) }
@@ -32,6 +33,7 @@ extension Coordinator {
                 stage(session, .bytes(Wire.authorized()))
                 return
             }
+            metrics.authFailures &+= 1
             let failure = authLimiter.failed(address: address, connection: session.id, now: now)
             logAuth(authLog.record(address: address, room: room, refused: false, now: now))
             let wait = failure.retryAfterSeconds > 0 ? "; retry in \(failure.retryAfterSeconds) s" : ""

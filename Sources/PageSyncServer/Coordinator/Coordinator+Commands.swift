@@ -4,6 +4,8 @@ import UV
 
 extension Coordinator {
     func handle(_ line: ArraySlice<UInt8>, from session: Session) {
+        let started = MonotonicClock.nanoseconds()
+        defer { metrics.commandDuration.observe(MonotonicClock.nanoseconds() &- started) }
         if idleTimer != nil { admission.idle.active(session.id, now: MonotonicClock.milliseconds()) }
         switch line.withUnsafeBufferPointer({ CommandParser.parse(bytes: $0) }) {
         case .failure(let error):
@@ -13,6 +15,7 @@ extension Coordinator {
                 logger.info("closing \(session.connection.peerDescription): \(error.message)")
             }
         case .success(let command):
+            metrics.count(CommandVerb(command))
             execute(command, from: session)
         }
     }
@@ -119,6 +122,8 @@ extension Coordinator {
             stage(session, .bytes(Wire.pong(text)))
         case .help:
             stage(session, .bytes(Wire.help()))
+        case .info(let section):
+            stage(session, .bytes(info(section)))
         case .quit:
             stage(session, .bytes(Wire.quitting()))
             closeAfterFlush(session)
@@ -145,6 +150,7 @@ extension Coordinator {
         // Made in place (no copy of the room): a refused navigation changes nothing.
         switch runtime.room.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
         case .success(.moved):
+            countPageChange(runtime)
             // The OK goes before the PAGE, and both wait for the group the change joins.
             delivery.moved(runtime, reply: runtime.navigatedReply, by: session)
         case .success(.unchanged):

@@ -26,6 +26,7 @@ extension Coordinator {
             return
         }
         if sessions.count >= admission.clientLimit {
+            metrics.refusedFull &+= 1
             connection.write(Wire.error(ProtocolError(code: .full, message: "server full", closesConnection: true)))
             connection.shutdownAndClose()
             logger.warning("refused \(connection.peerDescription): server full (\(admission.clientLimit) clients)")
@@ -35,6 +36,7 @@ extension Coordinator {
         admission.addresses.limit = config.maxClientsPerAddress
         let address = PeerAddress.host(ofPeer: connection.peerDescription)
         guard admission.addresses.admit(address: address, connection: nextSessionID, isOpen: { sessions[$0] != nil }) else {
+            metrics.refusedPerAddress &+= 1
             connection.write(Wire.error(ProtocolError(
                 code: .full, message: "too many connections from your address (\(config.maxClientsPerAddress))", closesConnection: true)))
             connection.shutdownAndClose()
@@ -51,6 +53,7 @@ extension Coordinator {
             id: id, name: "guest-\(id)", connection: connection, maxLineLength: config.maxLineLength,
             runtime: runtime, control: !runtime.room.policy.requiresToken)
         sessions[id] = session
+        if connection.isEncrypted { metrics.connectionsTLS &+= 1 } else { metrics.connectionsTCP &+= 1 }
         departureTrimPolicy.clientConnected(clients: sessions.count)
         runtime.admit(session)
         delivery.entered(session, runtime)
@@ -162,8 +165,10 @@ extension Coordinator {
         removeSession(session)
     }
 
-    /// Removes a session the delivery has forgotten from the coordinator's lists.
+    /// Removes a session the delivery has forgotten from the coordinator's lists; what its
+    /// connection counted joins the totals of closed connections.
     func removeSession(_ session: Session) {
+        metrics.connectionClosed(session.connection, outbox: session.outbox)
         sessions[session.id] = nil
         session.runtime.release(session)
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
@@ -216,6 +221,7 @@ extension Coordinator {
         let due = admission.idle.expire(now: MonotonicClock.milliseconds()) { sessions[$0] != nil }
         for id in due {
             guard let session = sessions[id], !session.outbox.isClosingOrClosed else { continue }
+            metrics.closedIdle &+= 1
             stage(session, .bytes(Wire.bye("idle for \(config.idleTimeoutSeconds) s")))
             closeAfterFlush(session)
             logger.debug("client \(session.name): idle for \(config.idleTimeoutSeconds) s, closing")

@@ -3,8 +3,10 @@ import PageSyncCore
 import UV
 
 extension Coordinator {
-    /// Queues a reply; it leaves once the group it may reflect is settled.
+    /// Queues a reply; it leaves once the group it may reflect is settled. Every `ERR` reply
+    /// staged is counted here (`INFO stats`, `/metrics`).
     func stage(_ session: Session, _ item: OutboxItem) {
+        metrics.countIfError(item)
         delivery.stage(session, item)
     }
 
@@ -12,7 +14,7 @@ extension Coordinator {
     /// (``OutboxItem/state(_:fallback:)``): it leaves once that state is saved, and a later
     /// command of the same turn cannot change what it says.
     func stage(_ session: Session, reporting reply: DeferredReply) {
-        delivery.stage(session, .state(render(reply, current: true), fallback: reply))
+        stage(session, .state(render(reply, current: true), fallback: reply))
     }
 
     /// The session's output may leave in this turn's flush (a reply was filled in).
@@ -41,7 +43,11 @@ extension Coordinator {
         // it, retained and released a captured self around every outbox it took from (two
         // retains per change). The coordinator outlives the call.
         let me = Unmanaged.passUnretained(self)
+        let delivered = delivery.counts.deliveries
         let again = delivery.deliver { reply in me._withUnsafeGuaranteedRef { $0.renderSaved(reply) } }
+        // The fan-out time runs from a group's settling to the end of the delivery that
+        // wrote its states.
+        if delivery.counts.deliveries != delivered { metrics.fannedOut(now: MonotonicClock.nanoseconds()) }
         for session in delivery.takeClosed() {
             removeSession(session)
             session.connection.shutdownAndClose()
@@ -54,6 +60,7 @@ extension Coordinator {
     /// Phase 2: hands the rooms changed in this turn to the engine as one group.
     func submitTurn() {
         guard let group = delivery.formGroup() else { return }
+        metrics.groupSubmitted(rooms: group.rooms.count)
         engine.submit(group: group.id, rooms: group.rooms)
     }
 
@@ -101,6 +108,7 @@ extension Coordinator {
     func engineReported(_ event: EngineEvent) {
         switch event {
         case .settled(let upTo):
+            if upTo > delivery.settled { metrics.settled(now: MonotonicClock.nanoseconds()) }
             delivery.settle(upTo: upTo)
         case .failed(let after, let reason):
             let documentsUndone = delivery.fail(after: after, errorLine: Self.notSavedLine(reason), members: sessions.values)

@@ -67,6 +67,7 @@ extension Coordinator {
             reply.bytes = Self.unavailableLine
             return
         }
+        if case .moved = decision { countPageChange(runtime) }
         switch decision {
         case .moved(let saved), .unchanged(let saved):
             applyRoomState(saved)
@@ -80,6 +81,8 @@ extension Coordinator {
         case .notSaved(let reason):
             reply.bytes = Self.notSavedLine(reason)
         }
+        // Filled here, not staged: counted like a staged ERR line.
+        if let bytes = reply.bytes { metrics.countIfError(bytes) }
         if let session = sessions[id] { queueFlush(session) }
     }
 

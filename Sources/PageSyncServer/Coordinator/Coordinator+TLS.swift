@@ -120,6 +120,7 @@ extension Coordinator {
                 continue
             }
             guard let session = sessions[id] else { continue }
+            metrics.closedHandshakeTimeout &+= 1
             logger.info("closing \(session.connection.peerDescription): no TLS handshake within \(seconds) s")
             disconnect(session, reason: "no TLS handshake within \(seconds) s")
         }

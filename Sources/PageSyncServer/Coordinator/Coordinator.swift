@@ -53,6 +53,14 @@ public actor Coordinator {
     /// time). The coordinator carries out what it decides (Coordinator+Output.swift).
     @exclusivity(unchecked) var delivery: TurnDelivery<Session>
 
+    /// The counters of `INFO` and `/metrics` that the coordinator keeps (the delivery keeps its
+    /// own, ``TurnDelivery/counts``; see Coordinator+Monitoring.swift). Changed only through
+    /// ServerMetrics' mutating methods and fields, which call nothing back, so not checked for
+    /// exclusivity at run time (as the delivery's field, for the reasons in TurnDelivery.swift).
+    @exclusivity(unchecked) var metrics = ServerMetrics()
+    /// Start time, the metrics listener, the last `/metrics` body.
+    var monitoring = Monitoring()
+
     /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
     let shared = AuthoritySide()
 
@@ -137,6 +145,7 @@ public actor Coordinator {
             throw StartError("cannot listen on \(config.listen): \(error)")
         }
         try startTLS(socketActivated: socketActivated)
+        try startMonitoring()
 
         // Listening comes first so the built-in guide can name the address really listened on
         // (no connection is accepted before start() returns: it runs on the loop thread).
@@ -251,6 +260,7 @@ public actor Coordinator {
         for listener in listeners + tlsSide.listeners { listener.close() }
         listeners.removeAll()
         tlsSide.listeners.removeAll()
+        stopMonitoring()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values where !session.outbox.isClosingOrClosed {
             stage(session, .bytes(bye))

@@ -32,6 +32,8 @@ final class RoomRuntime: DeliveryRoom {
     @exclusivity(unchecked) var submitted: RoomState
     /// Whether the room changed in the loop turn now forming a group.
     @exclusivity(unchecked) var changedThisTurn = false
+    /// Navigations that moved the room, made by this daemon's clients (`INFO rooms`, `/metrics`).
+    var changes: UInt64 = 0
     /// State lines not yet offered to every member (see ``FanoutLog``). The room is in the
     /// delivery's `fanoutRooms` exactly while this is not empty.
     @exclusivity(unchecked) var fanout = FanoutLog()

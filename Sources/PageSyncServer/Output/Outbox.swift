@@ -141,6 +141,10 @@ package struct Outbox {
     package private(set) var pendingCount = 0
     /// The newest state line not yet written, and the group it waits for.
     package private(set) var latest: (line: ByteLine, group: UInt64)?
+    /// State lines replaced in the slot by a newer one before they left (conflation).
+    package private(set) var conflated: UInt64 = 0
+    /// `OK`s of changes turned into `ERR 507` because their group failed (``fail(after:errorLine:)``).
+    package private(set) var failedChanges: UInt64 = 0
 
     /// Whether anything waits to be written.
     package var isEmpty: Bool { items.isEmpty && latest == nil }
@@ -165,8 +169,12 @@ package struct Outbox {
     /// version) then leaves before the newest state, never before an older one.
     package mutating func offer(_ line: ByteLine, group: UInt64, backedUp: Bool) {
         guard !isClosingOrClosed else { return }
-        if let slot = latest, !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
-            append(.event(slot.line), group: slot.group)
+        if let slot = latest {
+            if !backedUp, stagedBytes < Self.burstBound, !hasUnfilledReply {
+                append(.event(slot.line), group: slot.group)
+            } else {
+                conflated &+= 1
+            }
         }
         latest = (line, group)
     }
@@ -198,6 +206,7 @@ package struct Outbox {
             items[i].group = after
             switch items[i].item {
             case .change(let reply):
+                failedChanges &+= 1
                 stagedBytes += errorLine.count - reply.count
                 items[i].item = .bytes(errorLine)
             case .event(let line):

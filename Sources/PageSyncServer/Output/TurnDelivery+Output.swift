@@ -39,6 +39,7 @@ extension TurnDelivery {
                 kept += 1
                 continue
             }
+            counts.deliveries &+= UInt64(runtime.fanout.lines.count * runtime.members.count)
             if runtime.fanout.lines.count == 1 {
                 fanOutOneLine(runtime, settled: settled)
                 runtime.fanout.reset()
@@ -165,4 +166,16 @@ extension TurnDelivery {
             break
         }
     }
+}
+
+/// What ``TurnDelivery`` counted since start, for `INFO` and `/metrics`: plain integers of the
+/// loop thread, each added to where the delivery decides what it counts.
+package struct DeliveryCounts: Equatable, Sendable {
+    /// `PAGE` events the fan-out addressed to members: one per member and new state line.
+    package var deliveries: UInt64 = 0
+    /// Groups undone because they could not be saved (``TurnDelivery/fail(after:errorLine:members:)``).
+    package var groupsFailed: UInt64 = 0
+
+    /// Nothing counted.
+    package init() {}
 }

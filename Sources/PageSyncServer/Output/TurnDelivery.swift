@@ -118,6 +118,8 @@ package struct TurnDelivery<Member: DeliveryMember> {
     var fanoutRooms: [Runtime] = []
     /// Clients whose output has all been written and that are to be closed (``takeClosed()``).
     var closed: [Member] = []
+    /// What the delivery counted (`INFO`, `/metrics`): plain integers, read when asked.
+    package internal(set) var counts = DeliveryCounts()
 
     /// Unsent output per client (staged, and queued in its connection) at which its reading
     /// pauses; it resumes below half (`output-high-water`).
@@ -130,6 +132,8 @@ package struct TurnDelivery<Member: DeliveryMember> {
 
     /// Whether every change made so far is settled (nothing forming, nothing pending).
     package var isSettled: Bool { pendingGroups.isEmpty && changedThisTurn.isEmpty }
+    /// Groups handed to the engine and not settled yet.
+    package var pendingCount: Int { pendingGroups.count }
 
     // MARK: - Staging
 
@@ -362,6 +366,7 @@ package struct TurnDelivery<Member: DeliveryMember> {
                 change.room.submitted = change.before
             }
         }
+        counts.groupsFailed &+= UInt64(pendingGroups.count { $0.id > after })
         pendingGroups.removeAll { $0.id > after }
         for runtime in changedThisTurn {
             runtime.changedThisTurn = false

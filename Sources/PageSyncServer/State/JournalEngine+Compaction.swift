@@ -105,12 +105,14 @@ extension JournalEngine {
                 compactionFailed(reason)
             case .adopt(let size):
                 adopt(self.newFD, size: size)
+                counted.compactions &+= 1
                 self.newFD = -1
                 spaceFailureLogged = false
                 logger.info("journal: compacted to \(size) bytes")
             case .adoptAfterFailedSync(let size, let reason):
                 // The new file is the journal whatever failed after the rename.
                 adopt(self.newFD, size: size)
+                counted.compactions &+= 1
                 self.newFD = -1
                 reportOutage(reason)
                 perform(pipeline.syncFailed(reason: reason))

@@ -29,6 +29,15 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
     public var refusal: String? { pipeline.refusal }
     public var isBusy: Bool { diskBusy || compaction.phase != .idle || compaction.snapshotJobRunning || rewriting }
 
+    public var statistics: EngineStatistics {
+        var statistics = counted
+        statistics.journalBytes = UInt64(max(0, size))
+        return statistics
+    }
+
+    /// Syncs and compactions counted (``statistics`` adds the journal's size).
+    var counted: EngineStatistics
+
     /// Below this size the journal is compacted only when the disk's free space asks for it.
     public static let minimumCompactionSize = JournalCompaction.minimumSize
 
@@ -89,6 +98,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
         self.directory = directory
         self.logger = logger
         self.pipeline = CommitPipeline(mode: durability)
+        self.counted = EngineStatistics(kind: .journal, durability: durability)
         self.bootID = JournalFile.bootID() ?? "unknown"
     }
 
@@ -244,6 +254,7 @@ public final class JournalEngine: StateEngine, @unchecked Sendable {
             diskBusy = false
             if let free = outcome.free { freeSpace = free }
             let now = MonotonicClock.nanoseconds()
+            counted.synced(took: now - started, failed: outcome.error != nil)
             perform(pipeline.syncFinished(serial: serial, error: outcome.error, at: now, took: now - started))
             runDeferredDiskJob()
         }

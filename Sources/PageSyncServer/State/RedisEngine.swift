@@ -39,6 +39,12 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
     var refusal: String? { nil }
     var isBusy: Bool { inFlight > 0 }
     var isAvailable: Bool { availability.isAvailable }
+    var statistics: EngineStatistics {
+        var statistics = EngineStatistics(kind: .redis)
+        statistics.redisUp = availability.isAvailable
+        statistics.redisReconnects = availability.reconnects
+        return statistics
+    }
 
     let loop: EventLoop
     let url: RedisURL

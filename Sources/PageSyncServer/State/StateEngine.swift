@@ -30,6 +30,8 @@ public protocol StateEngine: AnyObject, Sendable {
     var refusal: String? { get }
     /// Whether disk work is still in flight (shutdown waits for it).
     var isBusy: Bool { get }
+    /// What the engine counted about itself (`INFO engine`, `/metrics`).
+    var statistics: EngineStatistics { get }
     /// Reads every room back. Called once, before the loop runs.
     func load() throws(StateEngineError) -> LoadedState
     /// The coordinator is ready for events (``onEvent`` and ``snapshot`` are set).

@@ -74,6 +74,15 @@ public final class TLSConnection: StreamConnection {
         }
     }
 
+    /// Bytes read from the TCP connection (encrypted) since it was made.
+    public var bytesRead: UInt64 { tcp.bytesRead }
+
+    /// Bytes written to the TCP connection (encrypted) since it was made.
+    public var bytesWritten: UInt64 { tcp.bytesWritten }
+
+    /// True once the handshake has completed, and from then on (also after close).
+    public private(set) var completedHandshake = false
+
     /// True once the handshake completed (and until the session ends).
     public var isEstablished: Bool { engine.state == .established }
 
@@ -158,6 +167,7 @@ public final class TLSConnection: StreamConnection {
     }
 
     private func handshakeCompleted(hadWaiting: Bool) {
+        completedHandshake = true
         if let done = handshakeDone {
             handshakeDone = nil
             if !userReading { tcp.stopReading() }

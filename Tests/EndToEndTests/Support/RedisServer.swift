@@ -16,7 +16,7 @@ final class RedisServer: @unchecked Sendable {
     /// only picks its free port (``start()`` starts it later).
     init(in workspace: Workspace, port: UInt16? = nil, persistence: [String] = ["--save", "", "--appendonly", "no"],
          startNow: Bool = true) async throws {
-        self.port = try port ?? Self.freePort()
+        self.port = try port ?? freeLoopbackPort()
         log = workspace.url("redis-\(self.port).log")
         directory = workspace.url("redis-\(self.port)")
         self.persistence = persistence
@@ -80,19 +80,5 @@ final class RedisServer: @unchecked Sendable {
         let dirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") + ["/usr/sbin", "/usr/bin"]
         for dir in dirs where access("\(dir)/redis-server", X_OK) == 0 { return "\(dir)/redis-server" }
         throw HarnessError("redis-server is not installed (apt-get install redis-server)")
-    }
-
-    private static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { Glibc.close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard bound else { throw HarnessError("cannot find a free port") }
-        return UInt16(bigEndian: addr.sin_port)
     }
 }

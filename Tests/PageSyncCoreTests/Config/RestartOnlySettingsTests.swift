@@ -22,6 +22,20 @@ import PageSyncCore
         #expect(warnings.isEmpty)
     }
 
+    @Test func metricsListenNeedsARestartAndMetricsRoomsDoesNot() {
+        var running = Self.journal()
+        running.metricsListen = ListenAddress(host: "127.0.0.1", port: 7779)
+        var fresh = running
+        fresh.metricsListen = nil
+        fresh.metricsRooms = 5
+        let (kept, warnings) = RestartOnlySettings.keep(running: running, fresh: fresh, socketActivated: false)
+        #expect(kept.metricsListen == running.metricsListen)
+        #expect(kept.metricsRooms == 5)
+        #expect(warnings == ["metrics-listen changes need a restart; still on 127.0.0.1:7779"])
+        let (_, turningOn) = RestartOnlySettings.keep(running: Self.journal(), fresh: running, socketActivated: false)
+        #expect(turningOn == ["metrics-listen changes need a restart; still off"])
+    }
+
     @Test func theJournalEngineKeepsListenStateDirAndDurabilityAndNamesEach() {
         var fresh = Self.journal()
         fresh.listen = ListenAddress(host: "0.0.0.0", port: 7000)

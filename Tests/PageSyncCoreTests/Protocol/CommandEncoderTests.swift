@@ -57,7 +57,7 @@ private struct CommandSource {
         case 11: return .who(offset: Int(number(upTo: UInt64(Int.max))))
         case 12: return .auth(word(Self.tokenCharacters, length: 1...40))
         case 13: return .ping(pingText())
-        default: return [Command.help, .quit].randomElement(using: &rng)!
+        default: return [Command.help, .quit, .info(nil), .info(InfoSection.allCases.randomElement(using: &rng)!)].randomElement(using: &rng)!
         }
     }
 }
@@ -86,6 +86,9 @@ private struct CommandSource {
         (.ping("hello   big \t world"), "PING hello   big \t world"),
         (.help, "HELP"),
         (.quit, "QUIT"),
+        (.info(nil), "INFO"),
+        (.info(.stats), "INFO stats"),
+        (.info(.engine), "INFO engine"),
     ])
     func encodesEveryKindAsPROTOCOLWritesIt(_ command: Command, _ line: String) {
         #expect(CommandEncoder.line(command) == line)

@@ -55,6 +55,14 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         ("help", .help),
         ("QUIT", .quit),
         ("Quit", .quit),
+        ("INFO", .info(nil)),
+        ("info all", .info(nil)),
+        ("INFO Default", .info(nil)),
+        ("INFO server", .info(.server)),
+        ("info CLIENTS", .info(.clients)),
+        ("INFO rooms", .info(.rooms)),
+        ("INFO engine", .info(.engine)),
+        ("INFO\tstats", .info(.stats)),
     ])
     func parsesEveryCommand(_ line: String, _ expected: Command) {
         #expect(parse(line) == .success(expected))
@@ -191,6 +199,13 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
     func noArgumentCommandsRejectExtras(_ verb: String) {
         #expect(error("\(verb) extra")?.message == "unexpected argument \"extra\"; usage: \(verb)")
         #expect(error("\(verb.lowercased()) x y")?.message == "unexpected argument \"x\"; usage: \(verb)")
+    }
+
+    @Test func infoSectionErrors() {
+        #expect(error("INFO memory")?.message == "no INFO section \"memory\"; sections: server, clients, rooms, engine, stats, all")
+        #expect(error("INFO stats rooms")?.message == "unexpected argument \"rooms\"; usage: INFO [<section>]")
+        #expect(error("INFO IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST or GOTO")
+        #expect(error("INFO stats IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST or GOTO")
     }
 
     @Test func textExtraArgument() {

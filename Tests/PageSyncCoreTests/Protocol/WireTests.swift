@@ -202,7 +202,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func helpLinesMatchTheCommandTable() {
         let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
-        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "QUIT"])
+        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
         #expect(Wire.helpLines[0] == "NEXT [IF <version>]            turn to the next page")
         #expect(Wire.helpLines.contains("GOTO <n> [IF <version>]        turn to page n"))
         #expect(Wire.helpLines.contains("QUIT                           close the connection"))
@@ -212,7 +212,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
             #expect(line.count > 31)
         }
         // Every verb in the help parses (without its arguments, where it has none).
-        for verb in verbs where ["NEXT", "PREV", "FIRST", "LAST", "STATUS", "TEXT", "ROOMS", "WHO", "PING", "HELP", "QUIT"].contains(verb) {
+        for verb in verbs where ["NEXT", "PREV", "FIRST", "LAST", "STATUS", "TEXT", "ROOMS", "WHO", "PING", "HELP", "INFO", "QUIT"].contains(verb) {
             #expect((try? CommandParser.parse(Array(verb.utf8)).get()) != nil)
         }
     }

@@ -141,8 +141,30 @@ private func room(_ name: String, version: UInt64) -> SavedRoom {
         #expect(a.subscriberReady(now: 2_010 * ms) == [
             .stopConnectTimer, .reportBack(afterNanoseconds: 2_000 * ms), .resync, .askWaitingAgain,
         ])
+        #expect(a.reconnects == 1, "one outage ended, however many attempts it took")
         let lostAgain = a.lost(reason: "no answer within 3 s", now: 3_000 * ms)
         #expect(lostAgain.last == .reconnect(afterMilliseconds: 100), "back to the first wait once connected")
+    }
+
+    @Test func reconnectsCountEndedOutagesNotTheFirstConnections() {
+        var a = RedisAvailability()
+        _ = a.commandConnectionReady(now: 0)
+        _ = a.subscriberReady(now: 0)
+        #expect(a.reconnects == 0, "the first connections end no outage")
+        for round in 1...3 {
+            let t = UInt64(round) * 1_000 * ms
+            _ = a.lost(reason: "connection closed", now: t)
+            a.connecting()
+            _ = a.commandConnectionReady(now: t + 100 * ms)
+            #expect(a.reconnects == UInt64(round - 1), "the subscriber is not up yet")
+            _ = a.subscriberReady(now: t + 100 * ms)
+            #expect(a.reconnects == UInt64(round))
+        }
+        var offline = RedisAvailability()
+        offline.startedOffline(now: 0)
+        _ = offline.commandConnectionReady(now: 5 * ms)
+        _ = offline.subscriberReady(now: 5 * ms)
+        #expect(offline.reconnects == 1, "unreachable at start is an outage too")
     }
 
     @Test func redisUnreachableAtStartReconcilesEveryRoomOnTheFirstConnection() {
