@@ -1,4 +1,4 @@
-/// The goals `scripts/bench` measures (issues 10, 11, 12 and 15), each read from the figures of
+/// The goals `scripts/bench` measures (issues 10, 11, 12, 15 and 41), each read from the figures of
 /// one report: `pagesync-bench report --goals` prints them first, one row a goal with its
 /// figure and whether this run met it, so the goals table of BENCHMARKS.md comes from the same
 /// command as every other figure there.
@@ -61,6 +61,7 @@ struct BenchGoals {
         let churn = medianOf("pagesyncd-tls", "churn_cps", 0)
         rows.append(Row(issue: "15", goal: "TLS churn (connect, full handshake, ping, close) ≥ 1,000/s",
                         figure: churn.map { "\(ReportCommand.show($0))/s" } ?? Self.notMeasured, met: churn.map { $0 >= 1000 }))
+        rows += monitoringRows()
         // Issue 11, when the run had three daemons sharing rooms through Redis.
         if runs.contains(where: { $0["redis-engine"] != nil }) {
             rows.append(runRatioRow("11", "cross-daemon fan-out p99 ≤ 1.5× one daemon's, N=1000", "redis-engine", "pagesyncd", "fanout_p99_us", 1000, atMost: 1.5))
@@ -83,6 +84,33 @@ struct BenchGoals {
             let status = row.met.map { $0 ? "**met**" : "**not met**" } ?? "–"
             print("| \(row.issue) | \(row.goal) | \(row.figure) | \(status) |")
         }
+    }
+
+    /// Issue 41: what `INFO` and the metrics listener cost the daemon (`pagesync-bench monitoring`).
+    private func monitoringRows() -> [Row] {
+        func show(_ value: Double?) -> String { value.map { "\(ReportCommand.show($0)) µs" } ?? "–" }
+        var rows: [Row] = []
+        let info = medianOf("pagesyncd", "info_p99_us", 20)
+        rows.append(Row(issue: "41", goal: "`INFO` p99 < 1 ms while 20 clients change rooms",
+                        figure: info.map { "\(show($0)) (PING p99 beside it \(show(medianOf("pagesyncd", "ping_p99_us", 20))))" } ?? Self.notMeasured,
+                        met: info.map { $0 < 1000 }))
+        let loop = medianOf("pagesyncd", "scrape_loop_p99_us", 10_000)
+        rows.append(Row(issue: "41", goal: "a scrape with 10,000 clients in 100 rooms < 10 ms of loop time (p99)",
+                        figure: loop.map { "\(show($0)) (p50 \(show(medianOf("pagesyncd", "scrape_loop_p50_us", 10_000))))" } ?? Self.notMeasured,
+                        met: loop.map { $0 < 10_000 }))
+        let alone = medianOf("pagesyncd", "change_p99_us", 10_000), scraping = medianOf("pagesyncd", "change_scraping_p99_us", 10_000)
+        let delay = scraping.flatMap { s in alone.map { s - $0 } }
+        rows.append(Row(issue: "41", goal: "scrapes back to back delay a page turn by < 10 ms (p99), 10,000 clients",
+                        figure: delay.map { _ in "\(show(scraping)) while scraping, \(show(alone)) alone" } ?? Self.notMeasured,
+                        met: delay.map { $0 < 10_000 }))
+        let storm = medianOf("pagesyncd", "storm_ping_p99_us", 1000), quiet = medianOf("pagesyncd", "storm_ping_alone_p99_us", 1000)
+        let rise = storm.flatMap { s in quiet.map { s - $0 } }
+        let lost = median(runs.compactMap { $0["pagesyncd"]?[key("storm_lost", 1000)] })
+        rows.append(Row(issue: "41", goal: "PING p99 during 1,000 simultaneous scrapes ≤ 1 ms above PING alone, every scrape answered or closed",
+                        figure: rise.map { _ in "\(show(storm)) during, \(show(quiet)) alone; \(ReportCommand.show(lost ?? 0)) scrapes neither answered nor closed" }
+                            ?? Self.notMeasured,
+                        met: rise.map { $0 <= 1000 && (lost ?? 0) == 0 }))
+        return rows
     }
 
     // MARK: - Reading the figures

@@ -69,6 +69,15 @@ struct ReportCommand: ParsableCommand {
         ("diskuse_stopped_bytes", "state dir after a clean stop (bytes)"), ("diskuse_errors", "ERR replies while filling"),
         ("durable_cps", "durable changes/s"), ("durable_p50_us", "durable change p50 (µs)"),
         ("durable_p99_us", "durable change p99 (µs)"), ("durable_errors", "durable ERR replies"), ("durable_failed", "durable bench failed"),
+        ("info_p50_us", "INFO p50 (µs)"), ("info_p99_us", "INFO p99 (µs)"), ("info_max_us", "INFO max (µs)"),
+        ("ping_p99_us", "PING p99 beside INFO (µs)"), ("info_load_cps", "changes/s of the load beside INFO"),
+        ("scrape_p50_us", "GET /metrics p50 (µs)"), ("scrape_p99_us", "GET /metrics p99 (µs)"), ("scrape_max_us", "GET /metrics max (µs)"),
+        ("scrape_loop_p50_us", "/metrics rendering, loop time p50 (µs)"), ("scrape_loop_p99_us", "/metrics rendering, loop time p99 (µs)"),
+        ("scrape_loop_max_us", "/metrics rendering, loop time max (µs)"), ("scrape_bytes", "/metrics body (bytes)"),
+        ("change_p99_us", "NEXT to its PAGE p99 (µs)"), ("change_scraping_p99_us", "NEXT to its PAGE p99 while scraping (µs)"),
+        ("storm_ping_alone_p99_us", "PING p99 alone (µs)"), ("storm_ping_p99_us", "PING p99 during scrape storms (µs)"),
+        ("storm_answered", "storm scrapes answered 200"), ("storm_refused", "storm scrapes answered 503"),
+        ("storm_closed", "storm scrapes closed unanswered"), ("storm_lost", "storm scrapes neither answered nor closed"),
     ]
 
     static func rank(_ metric: String) -> Int { order.firstIndex { $0.0 == metric } ?? order.count }
@@ -81,6 +90,9 @@ struct ReportCommand: ParsableCommand {
         if key.metric.hasPrefix("diskuse_") || key.metric == "pipelined_cps" { return "\(name), \(groupThousands(key.n)) changes" }
         if key.metric.hasPrefix("start_empty") { return "\(name), \(key.n) rooms" }
         if key.metric.hasPrefix("durable_") { return "\(name), \(key.n) client\(key.n == 1 ? "" : "s")" }
+        if key.metric.hasPrefix("info_") || key.metric == "ping_p99_us" { return "\(name), \(key.n) clients changing rooms" }
+        if key.metric.hasPrefix("scrape_") || key.metric.hasPrefix("change_") { return "\(name), \(groupThousands(key.n)) clients connected" }
+        if key.metric.hasPrefix("storm_") { return "\(name), \(groupThousands(key.n)) scrapes at once" }
         return "\(name), N=\(key.n)"
     }
 
