@@ -24,9 +24,10 @@ public enum OpenFileBudget {
     }
 
     /// `configured` clients, or fewer when `openFileLimit` (the soft `RLIMIT_NOFILE`; nil when
-    /// unlimited) cannot hold them and the reserve for the daemon and its `rooms`; at least 1.
-    public static func fit(maxClients configured: Int, openFileLimit: Int?, rooms: Int) -> Fit {
-        let kept = reserved + perRoom * rooms
+    /// unlimited) cannot hold them and the reserve for the daemon, its `rooms` and `extra`
+    /// descriptors more (the metrics listener and its connections); at least 1.
+    public static func fit(maxClients configured: Int, openFileLimit: Int?, rooms: Int, extra: Int = 0) -> Fit {
+        let kept = reserved + perRoom * rooms + extra
         guard let limit = openFileLimit, limit - kept < configured else {
             return Fit(maxClients: configured, warning: nil)
         }

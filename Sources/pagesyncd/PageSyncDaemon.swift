@@ -53,7 +53,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync, or /var/lib/pagesync without $HOME). One daemon per state dir: a second one is refused.", valueName: "dir"))
     var stateDirectory: String?
 
-    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32 and 2 per room).", valueName: "n"))
+    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32, 2 per room and 65 with --metrics-listen).", valueName: "n"))
     var maxClients: Int?
 
     @Option(name: .customLong("max-line"), help: ArgumentHelp("Longest command line in bytes (default 4096).", valueName: "bytes"))

@@ -23,6 +23,8 @@ import PageSyncCore
 
     @Test func aLimitBelowTheReserveStillAdmitsOneClient() {
         #expect(OpenFileBudget.fit(maxClients: 10, openFileLimit: 20, rooms: 1).maxClients == 1)
+        // The metrics listener's 65 descriptors: 200 - 32 - 2 - 65 = 101.
+        #expect(OpenFileBudget.fit(maxClients: 10_000, openFileLimit: 200, rooms: 1, extra: 65).maxClients == 101)
         #expect(OpenFileBudget.fit(maxClients: 10, openFileLimit: 0, rooms: 0).maxClients == 1)
         #expect(OpenFileBudget.fit(maxClients: 10, openFileLimit: 64, rooms: 100).maxClients == 1)
     }

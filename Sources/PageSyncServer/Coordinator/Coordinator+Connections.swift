@@ -15,7 +15,10 @@ extension Coordinator {
         var limit = rlimit()
         let openFiles = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur != rlim_t.max
             ? Int(clamping: limit.rlim_cur) : nil
-        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count)
+        // The metrics listener and its connections (at most HTTPLimits.maxConnections) take
+        // descriptors too.
+        let metrics = config.metricsListen == nil ? 0 : 1 + HTTPLimits().maxConnections
+        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count, extra: metrics)
         if let warning = fit.warning { logger.warning("\(warning)") }
         admission.clientLimit = fit.maxClients
     }
