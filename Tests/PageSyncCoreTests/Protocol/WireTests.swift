@@ -200,6 +200,12 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.multiline(header: "OK X", lines: ["a\n.b"])) == "OK X\na\n..b\n.\n")
     }
 
+    @Test func multilinePassesPrintableASCIIAsItIsAndReplacesControlsElsewhere() {
+        let lines: [Substring] = [" ~x:1 ", ".a b", "a\tb", "x\u{7F}y", "é\u{85}.", "\u{1B}[2J"]
+        #expect(str(Wire.multiline(header: "OK INFO", lines: lines))
+            == "OK INFO\n ~x:1 \n..a b\na b\nx y\né .\n [2J\n.\n")
+    }
+
     @Test func helpLinesMatchTheCommandTable() {
         let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
         #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
