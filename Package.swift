@@ -56,8 +56,9 @@ let package = Package(
         // daemon links libyaml (see PageSyncServer).
         .systemLibrary(name: "CYAML", providers: [.apt(["libyaml-dev"])]),
         // cmark-gfm, GitHub's CommonMark parser with its table extension (libcmark-gfm-dev,
-        // libcmark-gfm-extensions-dev), for the pager's markdown mode. No pkgConfig: the headers
-        // are in /usr/include. The module map links nothing: PageSyncPager links both.
+        // libcmark-gfm-extensions-dev), for the pager's markdown and the daemon's markdown
+        // pages. No pkgConfig: the headers are in /usr/include. The module map links nothing:
+        // PageSyncMarkdown links both.
         .systemLibrary(name: "CCmark", providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
         // Node's http-parser (libhttp-parser-dev), for the request heads of the HTTP listener
         // (metrics and health). Its module map links the shared library, like libyaml's and
@@ -68,14 +69,16 @@ let package = Package(
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
-        // Pure too: CCmark only parses markdown text into a tree (CmarkParser.swift).
+        // Markdown's structure, pure too: CCmark only parses markdown text, into a tree the
+        // pager renders and an outline the daemon splits pages at (CmarkParser.swift).
         // Debian's C libraries are linked as shared libraries, as Debian's policy (4.13) asks and
         // lintian checks (embedded-library): a security update of libyaml or cmark-gfm reaches
         // the installed binaries without a rebuild, and the package depends on them through
         // dpkg-shlibdeps. Only the Swift runtime, which Debian does not ship, is static.
         .target(
-            name: "PageSyncPager", dependencies: ["PageSyncCore", "CCmark"],
+            name: "PageSyncMarkdown", dependencies: ["CCmark"],
             linkerSettings: [.linkedLibrary("cmark-gfm-extensions"), .linkedLibrary("cmark-gfm")]),
+        .target(name: "PageSyncPager", dependencies: ["PageSyncCore", "PageSyncMarkdown"]),
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).
@@ -87,7 +90,7 @@ let package = Package(
             dependencies: [
                 // COpenSSL: HMAC-SHA256 for AUTH tokens (TokenVerifier), from the OpenSSL the
                 // daemon links for TLS anyway, instead of swift-crypto's own BoringSSL.
-                "PageSyncCore", "UV", "CYAML", "COpenSSL",
+                "PageSyncCore", "PageSyncMarkdown", "UV", "CYAML", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -116,7 +119,8 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: testCode),
         .testTarget(name: "UVTests", dependencies: ["UV", "TestSupport"], swiftSettings: testCode),
         .testTarget(name: "PageSyncServerTests", dependencies: ["PageSyncServer", "PageSyncCore", "UV"], swiftSettings: testCode),
-        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncCore", "TestSupport"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncPagerTests", dependencies: ["PageSyncPager", "PageSyncMarkdown", "PageSyncCore", "TestSupport"], swiftSettings: testCode),
+        .testTarget(name: "PageSyncMarkdownTests", dependencies: ["PageSyncMarkdown"], swiftSettings: testCode),
         // Runs the real binaries over real sockets.
         .testTarget(name: "EndToEndTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),
     ],

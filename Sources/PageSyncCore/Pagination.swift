@@ -21,14 +21,26 @@ public enum Pagination: Equatable, Sendable, CustomStringConvertible {
     case separator(String)
     /// Every n lines (n >= 1) make a page.
     case lines(Int)
+    /// Markdown's own structure: top-level thematic breaks (`---`, `***`, `___`) and
+    /// `<!-- end_slide -->` end pages, or, with neither, the top-level headings do (see
+    /// `MarkdownPagination` in PageSyncMarkdown); YAML front matter is metadata, not a page. The
+    /// daemon reads such a document whole to parse it, up to a limit; ``PageIndexer``, which
+    /// streams, splits it at `---` lines as `separator:---` does (the daemon's fallback for a
+    /// larger file).
+    case markdown
+    /// At headings: a markdown document's top-level headings (`#`, or `##` under a single `#`);
+    /// in any other document, man-page section headings (see ``ManHeadingProbe``), streamed.
+    case headings
 
-    /// Parses `"formfeed"`, `"separator:<line>"` or `"lines:<n>"` (n >= 1, ASCII digits).
-    /// The keywords are case-insensitive; the separator line is taken verbatim and must
-    /// hold a non-blank character and no CR or LF. Returns nil for anything else.
+    /// Parses `"formfeed"`, `"markdown"`, `"headings"`, `"separator:<line>"` or `"lines:<n>"`
+    /// (n >= 1, ASCII digits). The keywords are case-insensitive; the separator line is taken
+    /// verbatim and must hold a non-blank character and no CR or LF. Returns nil for anything else.
     public init?(parsing text: String) {
-        if text.lowercased() == "formfeed" {
-            self = .formFeed
-            return
+        switch text.lowercased() {
+        case "formfeed": self = .formFeed; return
+        case "markdown": self = .markdown; return
+        case "headings": self = .headings; return
+        default: break
         }
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let keyword = text[..<colon].lowercased()
@@ -48,20 +60,26 @@ public enum Pagination: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// How a document is split when its room names no `split`: markdown (`.md`, `.markdown`,
-    /// any case) at lines `---`, as slide decks are written; anything else at form feeds.
+    /// any case) by its structure (``markdown``); anything else at form feeds.
     public static func defaultFor(path: String) -> Pagination {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return .formFeed }
-        switch name[name.index(after: dot)...].lowercased() {
-        case "md", "markdown": return .separator("---")
-        default: return .formFeed
-        }
+        isMarkdown(path: path) ? .markdown : .formFeed
     }
 
-    /// The text `init(parsing:)` accepts: `"formfeed"`, `"separator:<line>"`, `"lines:<n>"`.
+    /// Whether the file at `path` is markdown by its name: `.md` or `.markdown`, any case.
+    public static func isMarkdown(path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        let ext = name[name.index(after: dot)...].lowercased()
+        return ext == "md" || ext == "markdown"
+    }
+
+    /// The text `init(parsing:)` accepts: `"formfeed"`, `"markdown"`, `"headings"`,
+    /// `"separator:<line>"`, `"lines:<n>"`.
     public var description: String {
         switch self {
         case .formFeed: return "formfeed"
+        case .markdown: return "markdown"
+        case .headings: return "headings"
         case .separator(let s): return "separator:\(s)"
         case .lines(let n): return "lines:\(n)"
         }
@@ -114,12 +132,17 @@ public struct PageIndex: Equatable, Sendable {
 /// Incremental indexer: feed the file in chunks of any size, in order, then call
 /// `finish()` once. Page boundaries and CRLF may span chunk boundaries; the result is
 /// the same however the file is chunked. Uses memchr, so it runs at memory speed.
+///
+/// It streams, so it splits ``Pagination/markdown`` at `---` lines as `separator:---` does, and
+/// ``Pagination/headings`` at man-page section headings (``ManSectionScanner``): the daemon
+/// parses markdown whole elsewhere when the file is small enough.
 public struct PageIndexer: Sendable {
     private enum FormFeedSkip: Sendable { case none, afterFF, afterFFCR }
     /// Progress of matching the current line against the separator.
     private enum SeparatorMatch: Sendable { case prefix(Int), blanks, carriageReturn, failed }
+    private enum Mode: Sendable { case formFeed, separator, lines, headings }
 
-    private let pagination: Pagination
+    private let pagination: Mode
     private let separator: [UInt8]
     private let linesPerPage: Int
 
@@ -137,23 +160,31 @@ public struct PageIndexer: Sendable {
     private var match = SeparatorMatch.prefix(0)
     // lines
     private var linesInPage = 0
+    // headings
+    private var sections = ManSectionScanner()
 
     /// Creates an indexer for `pagination`. A `.lines` count below 1 is treated as 1.
     public init(pagination: Pagination) {
-        self.pagination = pagination
+        var separator: [UInt8] = []
+        var linesPerPage = 1
         switch pagination {
         case .separator(let s):
-            var bytes = Array(s.utf8)
-            while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-            separator = bytes
-            linesPerPage = 1
+            separator = Array(s.utf8)
+            while let last = separator.last, last == 0x20 || last == 0x09 { separator.removeLast() }
+            self.pagination = .separator
+        case .markdown:
+            separator = Array("---".utf8)
+            self.pagination = .separator
         case .lines(let n):
-            separator = []
             linesPerPage = max(1, n)
+            self.pagination = .lines
         case .formFeed:
-            separator = []
-            linesPerPage = 1
+            self.pagination = .formFeed
+        case .headings:
+            self.pagination = .headings
         }
+        self.separator = separator
+        self.linesPerPage = linesPerPage
     }
 
     /// Feeds the next chunk of the file.
@@ -163,6 +194,7 @@ public struct PageIndexer: Sendable {
         case .formFeed: consumeFormFeed(base, chunk.count)
         case .separator: consumeSeparator(base, chunk.count)
         case .lines: consumeLines(base, chunk.count)
+        case .headings: consumeHeadings(chunk)
         }
         position += chunk.count
     }
@@ -181,6 +213,11 @@ public struct PageIndexer: Sendable {
             }
         case .lines:
             break
+        case .headings:
+            if let start = sections.finish() {
+                addPage(pageStart, start)
+                finalStart = start
+            }
         }
         if finalStart < position || starts.isEmpty {
             addPage(finalStart, position)
@@ -238,6 +275,13 @@ public struct PageIndexer: Sendable {
                 pageStart = position + i
                 skip = .afterFF
             }
+        }
+    }
+
+    private mutating func consumeHeadings(_ chunk: UnsafeRawBufferPointer) {
+        for start in sections.consume(chunk) {
+            addPage(pageStart, start)
+            pageStart = start
         }
     }
 

@@ -1,3 +1,5 @@
+import PageSyncMarkdown
+
 /// Renders markdown as terminal lines: a pure function from a ``MarkdownBlock`` tree (or
 /// markdown text, parsed with ``CmarkParser``) to lines with SGR styles.
 ///

@@ -195,7 +195,7 @@ public enum ConfigLoader {
             if case .file(let path) = document { pagination = Pagination.defaultFor(path: path) }
             if let split = try keys.string(prefix + "split") {
                 guard let p = Pagination(parsing: split) else {
-                    throw keys.error(prefix + "split", "\"\(split)\" is not formfeed, separator:<line> or lines:<n>")
+                    throw keys.error(prefix + "split", "\"\(split)\" is not markdown, headings, formfeed, separator:<line> or lines:<n>")
                 }
                 pagination = p
             }

@@ -11,7 +11,8 @@ import PageSyncCore
 /// replaced on disk (a re-index then builds a new `Document`).
 ///
 /// Large files are never loaded whole: they are scanned in chunks and only the
-/// byte offsets of page boundaries are kept.
+/// byte offsets of page boundaries are kept. A markdown document split by its structure is read
+/// whole to parse it, up to 8 MiB, and then let go too (see ``DocumentIndexer``).
 public final class Document: Sendable {
     /// What the document was built from.
     public let source: DocumentSource
@@ -20,6 +21,13 @@ public final class Document: Sendable {
     /// A hash of the content and its pagination: the same file gives the same id on every
     /// daemon, and it changes when the content does.
     public let id: String
+    /// The title its front matter gives (markdown's `title:`), if any.
+    public let title: String?
+    /// ``title`` as `title=` carries it on the wire (percent-encoded, see ``WireText``).
+    public let wireTitle: String?
+    /// What to tell the operator once about how it was split (why it is one page and what would
+    /// split it), if anything.
+    public let advice: String?
     private let storage: Storage
 
     private enum Storage: Sendable {
@@ -38,20 +46,20 @@ public final class Document: Sendable {
         switch source {
         case .builtinGuide:
             let bytes = BuiltinGuide.bytes(address: guideAddress)
-            let index = PageIndexer.index(bytes, pagination: pagination)
-            var hash = FNV1a()
-            hash.add(bytes)
-            hash.add(pagination.description.utf8)
-            return Document(source: source, index: index, id: hash.hex, storage: .memory(bytes))
+            return Document(source: source, scan: DocumentIndexer.scan(bytes, pagination: pagination, path: nil),
+                            storage: .memory(bytes))
         case .file(let path):
             return try openFile(path: path, pagination: pagination)
         }
     }
 
-    private init(source: DocumentSource, index: PageIndex, id: String, storage: Storage) {
+    private init(source: DocumentSource, scan: DocumentScan, storage: Storage) {
         self.source = source
-        self.index = index
-        self.id = id
+        self.index = scan.index
+        self.id = scan.id
+        self.title = scan.title
+        self.wireTitle = scan.title.map(WireText.percentEncoded)
+        self.advice = scan.advice
         self.storage = storage
     }
 
@@ -73,14 +81,13 @@ public final class Document: Sendable {
             throw DocumentError(path: path, message: "not a regular file")
         }
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
-        var indexer = PageIndexer(pagination: pagination)
+        var indexer = DocumentIndexer(pagination: pagination, path: path)
         let chunkSize = 4 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset: off_t = 0
         // The id is a hash of the content (and pagination), so daemons serving the same file
         // from different disks agree on it.
-        var hash = FNV1a()
         while true {
             let n = pread(fd, buffer.baseAddress, chunkSize, offset)
             if n < 0 {
@@ -92,12 +99,9 @@ public final class Document: Sendable {
             if n == 0 { break }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
             indexer.consume(chunk)
-            hash.add(chunk)
             offset += off_t(n)
         }
-        hash.add(UInt64(truncatingIfNeeded: offset))
-        hash.add(pagination.description.utf8)
-        return Document(source: .file(path), index: indexer.finish(), id: hash.hex, storage: .file(fd: fd))
+        return Document(source: .file(path), scan: indexer.finish(), storage: .file(fd: fd))
     }
 
     /// Reads up to `limit` bytes of a page.

@@ -19,6 +19,15 @@ struct PageSyncDaemon: AsyncParsableCommand {
             With no FILE and no --config, serves a built-in guide as room "guide" \
             on 127.0.0.1:7777.
 
+            Pages: markdown (.md, .markdown) by its structure: top-level rules (---, ***, \
+            ___) and <!-- end_slide --> end a page, never a --- in fenced code or a list; \
+            with none, its top-level headings start pages (#, or ## under a single #); YAML \
+            front matter is no page, and its title: names the room to clients (files up to \
+            8 MiB; a larger one splits at --- lines). Other text splits at form feeds; \
+            --split headings splits it at man-page section headings (NAME, SEE ALSO). A \
+            document left as one long page is logged once, with the --split that would \
+            split it.
+
             Clients speak a line protocol over TCP (see PROTOCOL.md), for example:
               printf 'next\\n' | nc -q1 127.0.0.1 7777
 
@@ -68,7 +77,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("who-page-size"), help: ArgumentHelp("Names per WHO reply; WHO <offset> pages on (default 100).", valueName: "n"))
     var whoPageSize: Int?
 
-    @Option(name: .long, help: ArgumentHelp("How every FILE room is paged: formfeed, separator:<line> or lines:<n> (default: by extension, separator:--- for .md and .markdown, else formfeed).", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("How every FILE room is paged: markdown (top-level --- rules and <!-- end_slide --> end pages, else top-level headings do; front matter is no page), headings (markdown's top-level headings, or man-page section headings in plain text), formfeed, separator:<line> or lines:<n> (default: by extension, markdown for .md and .markdown, else formfeed).", valueName: "mode"))
     var split: String?
 
     @Flag(name: .long, help: "FILE rooms wrap around at their ends instead of stopping.")
@@ -156,7 +165,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
             throw ValidationError("--\(error.message)")
         }
         if let split, Pagination(parsing: split) == nil {
-            throw ValidationError("--split: \"\(split)\" is not formfeed, separator:<line> or lines:<n>")
+            throw ValidationError("--split: \"\(split)\" is not markdown, headings, formfeed, separator:<line> or lines:<n>")
         }
         if token != nil && tokenFile != nil {
             throw ValidationError("give either --token or --token-file, not both")

@@ -32,6 +32,10 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
         ("lines:1", .lines(1)),
         ("lines:24", .lines(24)),
         ("LINES:007", .lines(7)),
+        ("markdown", .markdown),
+        ("Markdown", .markdown),
+        ("headings", .headings),
+        ("HEADINGS", .headings),
     ])
     func parses(_ text: String, _ expected: Pagination) {
         #expect(Pagination(parsing: text) == expected)
@@ -39,19 +43,21 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
 
     @Test(arguments: ["", "form feed", "formfeed:", "separator:", "separator:   ", "separator", "lines:0",
                       "lines:", "lines:-1", "lines:+2", "lines:2x", "lines: 2", "lines:99999999999999999999",
-                      "pages:3", ":3", "separator:a\nb", "separator:a\r"])
+                      "pages:3", ":3", "separator:a\nb", "separator:a\r", "markdown:", "heading", "headings:2"])
     func rejects(_ text: String) {
         #expect(Pagination(parsing: text) == nil)
     }
 
-    @Test(arguments: [Pagination.formFeed, .separator("---"), .separator("a: b"), .lines(40)])
+    @Test(arguments: [Pagination.formFeed, .separator("---"), .separator("a: b"), .lines(40), .markdown, .headings])
     func descriptionRoundTrips(_ p: Pagination) {
         #expect(Pagination(parsing: p.description) == p)
     }
 
     @Test func defaultsByExtension() {
-        #expect(Pagination.defaultFor(path: "/a/slides.md") == .separator("---"))
-        #expect(Pagination.defaultFor(path: "talk.Markdown") == .separator("---"))
+        #expect(Pagination.defaultFor(path: "/a/slides.md") == .markdown)
+        #expect(Pagination.defaultFor(path: "talk.Markdown") == .markdown)
+        #expect(Pagination.isMarkdown(path: "/a/README.MD"))
+        #expect(!Pagination.isMarkdown(path: "/a/README.txt"))
         #expect(Pagination.defaultFor(path: "/a/notes.txt") == .formFeed)
         #expect(Pagination.defaultFor(path: "/a.md/notes") == .formFeed)
         #expect(Pagination.defaultFor(path: "/a/.md") == .formFeed)
@@ -234,6 +240,8 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
         ("1\n2\r\n3\n\n5\n6\n7", .lines(2)),
         ("1\n2\n3\n4\n5\n6\n", .lines(3)),
         ("\n\n\n\n", .lines(1)),
+        ("HEAD(1)   Manual   HEAD(1)\n\nNAME\n       head\n\nSEE ALSO\r\n  x\n\nB\u{8}BU\u{8}UG\u{8}GS\n\n\u{1B}[1mEND\u{1B}[0m", .headings),
+        ("---\na\n---\n", .markdown),
     ]
 
     @Test(arguments: 0..<samples.count)
@@ -250,7 +258,7 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
         var text = ""
         for i in 0..<200 { text += "line \(i)\n" + (i % 7 == 0 ? "---\r\n" : "") + (i % 11 == 0 ? "\u{0C}\r\n" : "") }
         let bytes = Array(text.utf8)
-        for pagination in [Pagination.formFeed, .separator("---"), .lines(5)] {
+        for pagination in [Pagination.formFeed, .separator("---"), .lines(5), .headings] {
             let whole = PageIndexer.index(bytes, pagination: pagination)
             var indexer = PageIndexer(pagination: pagination)
             var i = 0
@@ -290,6 +298,74 @@ private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> P
                 #expect(r.upperBound <= bytes.count)
                 previousEnd = r.upperBound
             }
+        }
+    }
+}
+
+/// `--split headings` on plain text: man-page section headings.
+@Suite struct ManSectionTests {
+    @Test("what a heading is: capitals at column 0, two letters or more, at most 60, no lowercase")
+    func headingRule() {
+        func kind(_ s: String) -> ManHeadingProbe.Kind { ManHeadingProbe.kind(of: Array(s.utf8)) }
+        for heading in ["NAME", "SEE ALSO", "SHELL BUILTIN COMMANDS", "EXIT STATUS", "C++ SUPPORT", "PARAMETERS\r",
+                        "N\u{8}NA\u{8}AM\u{8}ME\u{8}E", "_\u{8}N_\u{8}O", "\u{1B}[1mNAME\u{1B}[0m", "ÜBERSICHT", "BUGS  ",
+                        "AUTHORS (2024)", String(repeating: "A", count: 60)] {
+            #expect(kind(heading) == .heading, "\(heading)")
+        }
+        for text in ["Name", "  NAME", "\tNAME", "A", "I am", "NAME:x y z lowercase", "1 NAME", "-NAME", "NAME\tX", "NAME*",
+                     String(repeating: "A", count: 61), "\u{1B}]0;x\u{7}NAME", "BASH(1)    General Commands Manual    BASH(1)"] {
+            #expect(kind(text) == .text, "\(text)")
+        }
+        for blank in ["", " ", "\t \r"] { #expect(kind(blank) == .blank) }
+    }
+
+    @Test("man's output splits at each section after the first; the header line stays with NAME")
+    func manPage() {
+        let man = """
+            BASH(1)                     General Commands Manual                    BASH(1)
+
+            NAME
+                   bash - GNU Bourne-Again SHell
+
+            SYNOPSIS
+                   bash [options]
+            NOT A HEADING
+
+            SHELL GRAMMAR
+                   Simple Commands
+
+            BASH 5.2                          2022 September 19                         BASH(1)
+            """
+        let texts = pages(man, .headings)
+        #expect(texts.count == 3, "\(texts)")
+        #expect(texts[0].hasPrefix("BASH(1)") && texts[0].hasSuffix("SHell\n\n"))
+        #expect(texts[1].hasPrefix("SYNOPSIS\n") && texts[1].contains("NOT A HEADING"))
+        #expect(texts[2].hasPrefix("SHELL GRAMMAR\n") && texts[2].hasSuffix("BASH(1)"))
+    }
+
+    @Test("no headings: one page; one heading: one page; a heading on the last line without an LF starts a page")
+    func edges() {
+        #expect(pages("just some prose\nand more\n", .headings).count == 1)
+        #expect(pages("NAME\n  x\n", .headings).count == 1)
+        #expect(pages("", .headings) == [""])
+        #expect(pages("NAME\n  x\n\nBUGS", .headings) == ["NAME\n  x\n\n", "BUGS"])
+    }
+
+    @Test("the scanner counts lines and headings however the text is chunked")
+    func counts() {
+        let bytes = Array("NAME\n x\n\nBUGS\n y\n\nNOTES\nz".utf8)
+        for size in 1...bytes.count {
+            var scanner = ManSectionScanner()
+            var starts: [Int] = []
+            var i = 0
+            while i < bytes.count {
+                let end = min(bytes.count, i + size)
+                bytes[i..<end].withUnsafeBytes { starts += scanner.consume($0) }
+                i = end
+            }
+            #expect(scanner.finish() == nil)
+            #expect(starts == [9, 18], "chunk size \(size)")
+            #expect(scanner.lineCount == 8 && scanner.headingCount == 3, "chunk size \(size)")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 import PageSyncPager
+import PageSyncMarkdown
 
 private let reset = "\u{1B}[0m"
 private let bold = "\u{1B}[1m"

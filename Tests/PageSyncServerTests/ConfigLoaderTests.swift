@@ -75,7 +75,7 @@ import PageSyncServer
         var overrides = CommandLineOverrides()
         overrides.files = ["/d/notes.txt", "/d/slides.md", "/d/README.MARKDOWN", "/d/plain"]
         let config = try await ConfigLoader.load(configFile: nil, overrides: overrides, environment: [:])
-        #expect(config.rooms.map(\.pagination) == [.formFeed, .separator("---"), .separator("---"), .formFeed])
+        #expect(config.rooms.map(\.pagination) == [.formFeed, .markdown, .markdown, .formFeed])
     }
 
     @Test func roomsWithoutSplitInTheFileArePagedByExtension() async throws {
@@ -92,7 +92,7 @@ import PageSyncServer
                 split: "lines:40"
             """)
         let config = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
-        #expect(config.rooms.map(\.pagination) == [.separator("---"), .formFeed, .lines(40)])
+        #expect(config.rooms.map(\.pagination) == [.markdown, .formFeed, .lines(40)])
     }
 
     @Test func theYAMLFileIsReadKeyByKeyAndFlagsOverrideIt() async throws {

@@ -14,18 +14,7 @@ public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
         case .builtinGuide: return "-"
         case .file(let path):
             let name = path.split(separator: "/").last.map(String.init) ?? ""
-            var out = ""
-            for byte in name.utf8 {
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"),
-                     UInt8(ascii: "+"), UInt8(ascii: "~"), UInt8(ascii: ","), UInt8(ascii: "@"):
-                    out.unicodeScalars.append(Unicode.Scalar(byte))
-                default:
-                    let digits = Array("0123456789ABCDEF")
-                    out += "%" + String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 0xF)])
-                }
-            }
+            let out = WireText.percentEncoded(name)
             return out.isEmpty ? "-" : out
         }
     }

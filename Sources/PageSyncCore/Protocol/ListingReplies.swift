@@ -10,14 +10,17 @@ public struct RoomListing: Equatable, Sendable {
     public var requiresToken: Bool
     /// Whether the room wraps around at its ends.
     public var wraps: Bool
+    /// The document's title, percent-encoded (``WireText``); nil leaves `title=` out.
+    public var title: String?
 
     /// A listing holding exactly the given values.
-    public init(name: String, state: RoomState, clients: Int, requiresToken: Bool, wraps: Bool) {
+    public init(name: String, state: RoomState, clients: Int, requiresToken: Bool, wraps: Bool, title: String? = nil) {
         self.name = name
         self.state = state
         self.clients = clients
         self.requiresToken = requiresToken
         self.wraps = wraps
+        self.title = title
     }
 }
 
@@ -25,12 +28,13 @@ public struct RoomListing: Equatable, Sendable {
 /// made with ``multiline(header:lines:)``.
 extension Wire {
     /// The reply to `ROOMS`: `OK ROOMS <count>`, then per room
-    /// `<name> page=<n> pages=<count> version=<v> epoch=<e> clients=<c> control=<open|token> wrap=<yes|no>`,
-    /// in the order given, then `.`.
+    /// `<name> page=<n> pages=<count> version=<v> epoch=<e> clients=<c> control=<open|token> wrap=<yes|no>`
+    /// and ` title=<t>` when the room's document has a title, in the order given, then `.`.
     public static func rooms(_ rooms: [RoomListing]) -> [UInt8] {
         let lines = rooms.map { r -> Substring in
             let s = r.state
             return "\(r.name) page=\(s.page.number) pages=\(s.pageCount) version=\(s.version) epoch=\(s.epoch) clients=\(r.clients) control=\(r.requiresToken ? "token" : "open") wrap=\(yesNo(r.wraps))"
+                + (r.title.map { " title=\($0)" } ?? "")
         }
         return multiline(header: "OK ROOMS \(lines.count)", lines: lines)
     }

@@ -10,13 +10,17 @@ public struct RoomSnapshot: Equatable, Sendable {
     /// The document's name as `HELLO` and `OK JOIN` give it (`file=`, see
     /// ``DocumentSource/wireFileName``); nil leaves the field out.
     public var file: String?
+    /// The document's title as `title=` carries it (percent-encoded, see ``WireText``); nil
+    /// leaves the field out.
+    public var title: String?
 
     /// Creates a snapshot.
-    public init(name: String, state: RoomState, wraps: Bool, file: String? = nil) {
+    public init(name: String, state: RoomState, wraps: Bool, file: String? = nil, title: String? = nil) {
         self.name = name
         self.state = state
         self.wraps = wraps
         self.file = file
+        self.title = title
     }
 }
 
@@ -26,12 +30,12 @@ public enum Wire {
     /// The protocol identifier sent in `HELLO`.
     public static let protocolName = "pagesync/1"
 
-    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= wrap= control= name= file=`
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= wrap= control= name= file= [title=]`
     public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `OK JOIN room= page= pages= version= by= doc= epoch= wrap= control= name= file=` (the `HELLO` fields).
+    /// `OK JOIN room= page= pages= version= by= doc= epoch= wrap= control= name= file= [title=]` (the `HELLO` fields).
     public static func joined(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("OK JOIN \(greetingFields(room, control: control, name: name))")
     }
@@ -64,9 +68,10 @@ public enum Wire {
         return ByteLine.write(capacity: NavigatedReply.capacity) { reply.write(to: &$0) }
     }
 
-    /// `OK room= page= pages= version= by= doc= epoch= wrap= control= clients=`: the reply to `STATUS`.
+    /// `OK room= page= pages= version= by= doc= epoch= wrap= control= clients= [title=]`: the reply to `STATUS`.
     public static func status(_ room: RoomSnapshot, control: Bool, clients: Int) -> [UInt8] {
-        line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)")
+        line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)"
+             + (room.title.map { " title=\($0)" } ?? ""))
     }
 
     /// `ERR <code> <message>`. Control characters in the message (CR and LF among them)
@@ -246,7 +251,7 @@ public enum Wire {
 
     static func greetingFields(_ room: RoomSnapshot, control: Bool, name: String) -> String {
         "room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) name=\(name)"
-            + (room.file.map { " file=\($0)" } ?? "")
+            + (room.file.map { " file=\($0)" } ?? "") + (room.title.map { " title=\($0)" } ?? "")
     }
 
     /// The text's UTF-8 with every control character (C0 including CR and LF, DEL, C1)

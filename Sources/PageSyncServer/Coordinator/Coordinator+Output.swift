@@ -99,7 +99,7 @@ extension Coordinator {
         Wire.rooms(roomOrder.compactMap { rooms[$0] }.map { r in
             RoomListing(name: r.room.name, state: current ? r.room.state : r.saved,
                         clients: r.members.count + (otherClients[r.room.name] ?? 0),
-                        requiresToken: r.room.policy.requiresToken, wraps: r.room.policy.wraps)
+                        requiresToken: r.room.policy.requiresToken, wraps: r.room.policy.wraps, title: r.document.wireTitle)
         })
     }
 

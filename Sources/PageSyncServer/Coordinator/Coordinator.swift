@@ -240,6 +240,7 @@ public actor Coordinator {
         if outcome.needsSave { delivery.markChanged(runtime) }
         let s = outcome.state
         logger.info("room \(roomConfig.name): \(roomConfig.document), \(document.pageCount) page(s), on page \(s.page) at version \(s.version), epoch \(s.epoch)")
+        if let advice = document.advice { logger.notice("room \(roomConfig.name): \(roomConfig.document): \(advice)") }
     }
 
     /// SIGINT/SIGTERM: stop accepting, say BYE, let every client's output settle and leave,

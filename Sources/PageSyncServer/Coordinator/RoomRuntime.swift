@@ -106,11 +106,11 @@ final class RoomRuntime: DeliveryRoom {
     }
 
     var snapshot: RoomSnapshot {
-        RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: fileName)
+        RoomSnapshot(name: room.name, state: room.state, wraps: room.policy.wraps, file: fileName, title: document.wireTitle)
     }
 
     /// The room as of its last saved state.
     var savedSnapshot: RoomSnapshot {
-        RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps, file: fileName)
+        RoomSnapshot(name: room.name, state: saved, wraps: room.policy.wraps, file: fileName, title: document.wireTitle)
     }
 }

@@ -31,6 +31,22 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(!str(Wire.event(slides).bytes).contains("file="))
     }
 
+    @Test func aTitleFollowsTheFileInGreetingsStatusAndRooms() {
+        var slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true,
+                                  file: "talk.md", title: WireText.percentEncoded("My talk: part 1"))
+        #expect(str(Wire.hello(slides, control: true, name: "bob")).hasSuffix(" name=bob file=talk.md title=My%20talk%3A%20part%201\n"))
+        #expect(str(Wire.joined(slides, control: true, name: "bob")).hasSuffix(" file=talk.md title=My%20talk%3A%20part%201\n"))
+        #expect(str(Wire.status(slides, control: true, clients: 2)).hasSuffix(" clients=2 title=My%20talk%3A%20part%201\n"))
+        #expect(!str(Wire.event(slides).bytes).contains("title="))
+        let listing = RoomListing(name: "slides", state: slides.state, clients: 2, requiresToken: false, wraps: true, title: slides.title)
+        #expect(str(Wire.rooms([listing])).contains(" wrap=yes title=My%20talk%3A%20part%201\n"))
+        slides.title = nil
+        #expect(!str(Wire.hello(slides, control: true, name: "bob")).contains("title="))
+        #expect(WireText.percentDecoded("My%20talk%3a%20%C3%BC%zz%4") == "My talk: ü%zz%4")
+        #expect(WireText.percentDecoded(WireText.percentEncoded("a b\tc/é~")) == "a b\tc/é~")
+        #expect(WireText.percentDecoded("%FF") == "\u{FFFD}")
+    }
+
     @Test func wireFileNames() {
         #expect(DocumentSource.file("/a/notes.txt").wireFileName == "notes.txt")
         #expect(DocumentSource.file("relative/Deck_2+v~1,a@b-c.MD").wireFileName == "Deck_2+v~1,a@b-c.MD")

@@ -2,36 +2,73 @@ internal import CCmark
 import Synchronization
 
 /// Parses markdown with cmark-gfm (GitHub's CommonMark parser) and its table and strikethrough
-/// extensions, into a ``MarkdownBlock`` tree. The only code that touches CCmark; everything it
-/// returns is a plain value, and it keeps no state between calls.
+/// extensions: into a ``MarkdownBlock`` tree (the pager renders it), or into the outline of its
+/// top-level blocks with their lines (``MarkdownPagination`` splits a document with it). The only
+/// code that touches CCmark; everything it returns is a plain value, and it keeps no state
+/// between calls.
 public enum CmarkParser {
     /// The blocks of `markdown` (CommonMark with GitHub tables and strikethrough; raw HTML is kept as text).
     public static func parse(_ markdown: String) -> [MarkdownBlock] {
+        withDocument(Array(markdown.utf8)) { document in
+            document.map(blocks(of:)) ?? [.paragraph([.text(markdown)])]
+        }
+    }
+
+    /// The top-level blocks of `markdown` with the lines they span (numbered from 1, as cmark
+    /// counts them: a line ends at LF, CR LF or a lone CR). Nil when cmark could not parse.
+    public static func outline(_ markdown: some Collection<UInt8>) -> [MarkdownOutlineBlock]? {
+        withDocument(Array(markdown)) { document in
+            document.map { children($0).map(outlineBlock) }
+        }
+    }
+
+    /// Runs `body` with the parsed document of `bytes` (nil when cmark could not make one), which
+    /// is freed after. One parse at a time in the process: cmark-gfm 0.29 turns the extensions'
+    /// characters (`~`, `|`) on in a table shared by every parser when a parse finishes, and off
+    /// again after, so a parse on another thread could lose strikethrough half-way (seen once in
+    /// the parallel test suite: `~~a~~` left as text).
+    private static func withDocument<T>(_ bytes: [UInt8], _ body: (OpaquePointer?) -> T) -> T {
         _ = registered
-        // One parse at a time in the process: cmark-gfm 0.29 turns the extensions' characters
-        // (`~`, `|`) on in a table shared by every parser when a parse finishes, and off again
-        // after, so a parse on another thread could lose strikethrough half-way (seen once
-        // in the parallel test suite: `~~a~~` left as text).
-        return parsing.withLock { _ in parseAlone(markdown) }
+        return parsing.withLock { _ in
+            guard let parser = cmark_parser_new(CMARK_OPT_DEFAULT) else { return body(nil) }
+            defer { cmark_parser_free(parser) }
+            for name in ["table", "strikethrough"] {
+                if let ext = cmark_find_syntax_extension(name) { _ = cmark_parser_attach_syntax_extension(parser, ext) }
+            }
+            var bytes = bytes
+            bytes.withUnsafeMutableBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { chars in
+                    cmark_parser_feed(parser, chars.baseAddress, chars.count)
+                }
+            }
+            let document = cmark_parser_finish(parser)
+            defer { if let document { cmark_node_free(document) } }
+            return body(document)
+        }
     }
 
     private static let parsing = Mutex<Void>(())
 
-    private static func parseAlone(_ markdown: String) -> [MarkdownBlock] {
-        guard let parser = cmark_parser_new(CMARK_OPT_DEFAULT) else { return [.paragraph([.text(markdown)])] }
-        defer { cmark_parser_free(parser) }
-        for name in ["table", "strikethrough"] {
-            if let ext = cmark_find_syntax_extension(name) { _ = cmark_parser_attach_syntax_extension(parser, ext) }
+    /// One top-level block as the outline gives it.
+    private static func outlineBlock(_ node: OpaquePointer) -> MarkdownOutlineBlock {
+        let kind: MarkdownOutlineBlock.Kind
+        let start = Int(cmark_node_get_start_line(node))
+        var end = Int(cmark_node_get_end_line(node))
+        switch cmark_node_get_type(node) {
+        case CMARK_NODE_THEMATIC_BREAK:
+            kind = .thematicBreak
+            end = start  // one line always (cmark counts the blank lines after it in)
+        case CMARK_NODE_HEADING: kind = .heading(level: Int(cmark_node_get_heading_level(node)))
+        case CMARK_NODE_HTML_BLOCK:
+            let literal = string(cmark_node_get_literal(node))
+            kind = literal.utf8.count <= MarkdownOutlineBlock.maxHTMLLength ? .html(literal) : .other
+            // cmark-gfm 0.29 ends an HTML block one line early when its last line closes it
+            // (`-->`): its literal holds every line, so its lines are counted from there.
+            let lines = literal.utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } + (literal.utf8.last == 0x0A ? 0 : 1)
+            end = max(end, start + lines - 1)
+        default: kind = .other
         }
-        var bytes = Array(markdown.utf8)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { chars in
-                cmark_parser_feed(parser, chars.baseAddress, chars.count)
-            }
-        }
-        guard let document = cmark_parser_finish(parser) else { return [.paragraph([.text(markdown)])] }
-        defer { cmark_node_free(document) }
-        return blocks(of: document)
+        return MarkdownOutlineBlock(kind: kind, startLine: start, endLine: end)
     }
 
     /// Registers the core extensions once (Swift runs a static initializer exactly once, thread-safely).
