@@ -42,15 +42,17 @@ public enum Layout {
     /// SGR styles remembered for re-applying at row starts (the newest ones win).
     static let maxCarriedStyles = 16
 
-    /// All rows of `lines` at `width` columns (a width below 1 counts as 1).
+    /// All rows of `lines` at `width` columns (a width below 1 counts as 1). The lines whose
+    /// indices are in `chopped` are chopped even when `wrap` is on (a markdown table), and only
+    /// chopped lines are shifted.
     public static func rows(lines: some Sequence<some StringProtocol>, width: Int, wrap: Bool,
-                            colors: ColorPolicy = .full, shift: Int = 0) -> [LayoutRow] {
+                            colors: ColorPolicy = .full, shift: Int = 0, chopped: Set<Int> = []) -> [LayoutRow] {
         let width = max(1, width)
         var rows: [LayoutRow] = []
         var carried: [String] = []  // styles active since the last reset
 
         for (index, line) in lines.enumerated() {
-            if !wrap {
+            if !wrap || chopped.contains(index) {
                 rows.append(choppedRow(Sanitizer.pieces(line, colors: colors), line: index, width: width,
                                        shift: max(0, shift), carried: &carried))
                 continue
@@ -161,13 +163,18 @@ public enum Layout {
 
     /// The index of the first row that shows line `line` (nil if no row does).
     public static func firstRow(ofLine line: Int, in rows: [LayoutRow]) -> Int? {
+        firstRow(atOrAfterLine: line, in: rows).flatMap { rows[$0].line == line ? $0 : nil }
+    }
+
+    /// The index of the first row that shows line `line` or a later one (nil if no row does).
+    public static func firstRow(atOrAfterLine line: Int, in rows: [LayoutRow]) -> Int? {
         var lo = 0
         var hi = rows.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if rows[mid].line < line { lo = mid + 1 } else { hi = mid }
         }
-        return lo < rows.count && rows[lo].line == line ? lo : nil
+        return lo < rows.count ? lo : nil
     }
 
     /// Cuts `text` (plain, no control characters) to at most `width` columns, ending with

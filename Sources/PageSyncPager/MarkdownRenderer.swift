@@ -11,7 +11,8 @@ import PageSyncMarkdown
 /// - block quotes behind `│ `, bullet lists with `•` (`◦`, `▪` when nested), numbered lists
 ///   with their numbers, continuation lines indented under the item's text;
 /// - tables with their columns padded and aligned, cells separated by ` │ `, the header bold
-///   above a `─┼─` rule;
+///   above a `─┼─` rule; a table's lines are marked (``RenderedMarkdown/tableLines``) so the
+///   pager chops them, rather than wraps them, on a screen narrower than the table;
 /// - paragraphs keep their line breaks (the pager wraps long lines); one empty line between blocks.
 ///
 /// Under ``ColorPolicy/noColor`` the same styles are written and the pager's sanitizer drops
@@ -27,7 +28,14 @@ public enum MarkdownRenderer {
 
     /// The rendered lines of `blocks`.
     public static func render(_ blocks: [MarkdownBlock], colors: ColorPolicy = .full) -> [String] {
-        Renderer(colors: colors).blocks(blocks, depth: 0)
+        Renderer(colors: colors).blocks(blocks, depth: 0).map(\.text)
+    }
+
+    /// The rendered lines of `markdown`, with which of them are a table's.
+    public static func renderPage(markdown: String, colors: ColorPolicy = .full) -> RenderedMarkdown {
+        let lines = Renderer(colors: colors).blocks(CmarkParser.parse(markdown), depth: 0)
+        return RenderedMarkdown(lines: lines.map(\.text),
+                                tableLines: Set(lines.indices.filter { lines[$0].table }))
     }
 
     /// How wide a rule of `---` is.
@@ -36,64 +44,99 @@ public enum MarkdownRenderer {
     static let reset = "\u{1B}[0m"
 }
 
+/// A markdown page as the pager shows it: its lines, and which of them are a table's (chopped,
+/// never wrapped, and scrolled sideways with ← →).
+public struct RenderedMarkdown: Equatable, Sendable {
+    /// The rendered lines.
+    public var lines: [String]
+    /// The indices of the lines that belong to a table.
+    public var tableLines: Set<Int>
+}
+
+/// One rendered line, and whether it is a table's.
+private struct Line {
+    var text: String
+    var table = false
+
+    /// The same line behind `prefix` (a quote's bar, a list item's indent).
+    func prefixed(_ prefix: String) -> Line { Line(text: prefix + text, table: table) }
+}
+
 private struct Renderer {
     let colors: ColorPolicy
     var styled: Bool { colors != .none }
 
-    func blocks(_ blocks: [MarkdownBlock], depth: Int, tight: Bool = false) -> [String] {
-        var out: [String] = []
+    func blocks(_ blocks: [MarkdownBlock], depth: Int, tight: Bool = false) -> [Line] {
+        var out: [Line] = []
         for (i, block) in blocks.enumerated() {
-            if i > 0 && !tight { out.append("") }
+            if i > 0 && !tight { out.append(Line(text: "")) }
             out += self.block(block, depth: depth)
         }
         return out
     }
 
-    func block(_ block: MarkdownBlock, depth: Int) -> [String] {
+    func block(_ block: MarkdownBlock, depth: Int) -> [Line] {
+        plainBlock(block, depth: depth) ?? structured(block, depth: depth)
+    }
+
+    /// The blocks made of other blocks, whose lines keep their marks.
+    private func structured(_ block: MarkdownBlock, depth: Int) -> [Line] {
         switch block {
-        case .heading(let level, let content):
-            var style: [String] = []
-            if styled { style = level == 1 ? ["\u{1B}[1;4m"] : ["\u{1B}[1m"] }
-            var lines = inline(content, style: style)
-            if !styled && level >= 3 { lines[0] = String(repeating: "#", count: level) + " " + lines[0] }
-            if level <= 2 {
-                let width = lines.map { DisplayWidth.of(Sanitizer.plainText($0)) }.max() ?? 0
-                lines.append(String(repeating: level == 1 ? "═" : "─", count: max(1, width)))
-            }
-            return lines
-        case .paragraph(let content):
-            return inline(content)
         case .blockQuote(let inner):
-            return blocks(inner, depth: depth).map { $0.isEmpty ? "│" : "│ " + $0 }
+            return blocks(inner, depth: depth).map { $0.text.isEmpty ? Line(text: "│") : $0.prefixed("│ ") }
         case .list(let ordered, let start, let tight, let items):
-            var out: [String] = []
+            var out: [Line] = []
             let bullets = ["•", "◦", "▪"]
             let widest = String(start + max(0, items.count - 1)).count
             for (i, item) in items.enumerated() {
-                if i > 0 && !tight { out.append("") }
+                if i > 0 && !tight { out.append(Line(text: "")) }
                 let marker = ordered
                     ? String(repeating: " ", count: widest - String(start + i).count) + "\(start + i). "
                     : bullets[min(depth, bullets.count - 1)] + " "
                 let indent = String(repeating: " ", count: DisplayWidth.of(marker))
                 let lines = blocks(item, depth: depth + 1, tight: tight)
-                if lines.isEmpty { out.append(marker); continue }
+                if lines.isEmpty { out.append(Line(text: marker)); continue }
                 for (j, line) in lines.enumerated() {
-                    out.append(j == 0 ? marker + line : (line.isEmpty ? "" : indent + line))
+                    out.append(j == 0 ? line.prefixed(marker) : (line.text.isEmpty ? Line(text: "") : line.prefixed(indent)))
                 }
             }
             return out
-        case .code(_, let lines):
+        case .table(let alignments, let header, let rows):
+            return table(alignments: alignments, header: header, rows: rows).map { Line(text: $0, table: true) }
+        default:
+            return []
+        }
+    }
+
+    /// The blocks that are lines of text, or nil for one made of other blocks.
+    private func plainBlock(_ block: MarkdownBlock, depth: Int) -> [Line]? {
+        let lines: [String]
+        switch block {
+        case .heading(let level, let content):
+            var style: [String] = []
+            if styled { style = level == 1 ? ["\u{1B}[1;4m"] : ["\u{1B}[1m"] }
+            var heading = inline(content, style: style)
+            if !styled && level >= 3 { heading[0] = String(repeating: "#", count: level) + " " + heading[0] }
+            if level <= 2 {
+                let width = heading.map { DisplayWidth.of(Sanitizer.plainText($0)) }.max() ?? 0
+                heading.append(String(repeating: level == 1 ? "═" : "─", count: max(1, width)))
+            }
+            lines = heading
+        case .paragraph(let content):
+            lines = inline(content)
+        case .code(_, let code):
             let open = colors == .full ? "\u{1B}[33m" : ""
-            return lines.map { line in
+            lines = code.map { line in
                 line.isEmpty ? "" : "    " + open + line + (open.isEmpty ? "" : MarkdownRenderer.reset)
             }
-        case .html(let lines):
-            return lines
+        case .html(let html):
+            lines = html
         case .thematicBreak:
-            return [String(repeating: "─", count: MarkdownRenderer.ruleWidth)]
-        case .table(let alignments, let header, let rows):
-            return table(alignments: alignments, header: header, rows: rows)
+            lines = [String(repeating: "─", count: MarkdownRenderer.ruleWidth)]
+        case .blockQuote, .list, .table:
+            return nil
         }
+        return lines.map { Line(text: $0) }
     }
 
     func table(alignments: [MarkdownAlignment], header: [[MarkdownInline]], rows: [[[MarkdownInline]]]) -> [String] {

@@ -1,10 +1,11 @@
 /// The row of dots that shows where a page is in the document: `○ ● ○ ○`.
 ///
-/// One dot per page, separated by single spaces, `●` for the current page. When that
-/// does not fit in `maxWidth` columns, it condenses to a window of pages around the
-/// current one, always keeping the first and last page, with `…` for the pages left
-/// out: `○ … ○ ● ○ … ○`. A gap of exactly one page shows that page's dot instead of `…`
-/// (same width). Every dot and `…` counts as one column.
+/// One dot per page, separated by single spaces, `●` for the current page. When that does not
+/// fit in `maxWidth` columns, it condenses to as many tokens as fit (at least five), always
+/// keeping the first and last page, with `…` for the pages left out: `● ○ ○ … ○`,
+/// `○ … ● … ○`, `○ … ○ ○ ●`. For a given page count and width the row always has the same
+/// width, whatever the page, so a status line does not jump as pages turn. Under five tokens'
+/// room (9 columns) a condensed row is the bare `●`. Every dot and `…` counts as one column.
 public enum PageIndicator {
     /// The indicator for `page` (1-based, clamped into `1...pageCount`) of `pageCount` pages,
     /// at most `maxWidth` columns wide. Always contains exactly one `●` when `maxWidth >= 1`;
@@ -13,34 +14,24 @@ public enum PageIndicator {
         let count = max(1, pageCount)
         let current = min(max(1, page), count)
         guard maxWidth >= 1 else { return "" }
-        if 2 * count - 1 <= maxWidth {
+        let tokens = (maxWidth + 1) / 2
+        if count <= tokens {
             return (1...count).map { $0 == current ? "●" : "○" }.joined(separator: " ")
         }
-        var window = min(count, (maxWidth + 1) / 2)
-        while window >= 1 {
-            let tokens = condensed(current: current, count: count, window: window)
-            if 2 * tokens.count - 1 <= maxWidth { return tokens.joined(separator: " ") }
-            window -= 1
-        }
-        return "●"
+        guard tokens >= 5 else { return "●" }
+        return condensed(current: current, count: count, tokens: tokens).joined(separator: " ")
     }
 
-    private static func condensed(current: Int, count: Int, window: Int) -> [String] {
-        var start = max(1, current - (window - 1) / 2)
-        let end = min(count, start + window - 1)
-        start = max(1, end - window + 1)
-        var shown = [1]
-        if start > 1 { shown.append(start) }
-        if end > start { shown.append(contentsOf: (start + 1)...end) }
-        if end < count { shown.append(count) }
-        var tokens: [String] = []
-        var previous = 0
-        for p in shown where p != previous {
-            if previous != 0 && p - previous == 2 { tokens.append(p - 1 == current ? "●" : "○") }
-            else if previous != 0 && p - previous > 2 { tokens.append("…") }
-            tokens.append(p == current ? "●" : "○")
-            previous = p
-        }
-        return tokens
+    /// Exactly `tokens` (>= 5, < count) tokens: the first page, the last, a window around the
+    /// current one, and `…` where pages are left out.
+    private static func condensed(current: Int, count: Int, tokens: Int) -> [String] {
+        func dots(_ range: ClosedRange<Int>) -> [String] { range.map { $0 == current ? "●" : "○" } }
+        let first = current == 1 ? "●" : "○"
+        let last = current == count ? "●" : "○"
+        if current <= tokens - 2 { return dots(1...(tokens - 2)) + ["…", last] }
+        if current >= count - (tokens - 3) { return [first, "…"] + dots((count - (tokens - 3))...count) }
+        let window = tokens - 4
+        let start = current - (window - 1) / 2
+        return [first, "…"] + dots(start...(start + window - 1)) + ["…", last]
     }
 }

@@ -46,24 +46,70 @@ public enum PageSearch {
     }
 }
 
-/// A search that goes on to other pages: it waits for `page`'s text, then looks there from the
-/// top (forward) or the bottom (backward).
-public struct PendingSearch: Equatable, Sendable {
-    /// The page being searched next.
-    public var page: Int
-    /// The direction.
-    public var forward: Bool
-    /// The page the search started from (for the "not found" message).
-    public var startPage: Int
-    /// Where the search started, to go back to when it finds nothing.
-    package var origin: SearchOrigin
+/// A search that goes on through the room's document, page after page, when the page on
+/// screen has no further match. It never moves the view: pages are asked for (`TEXT <n>`) and
+/// searched as they come, and the view goes to a match only when the reader chose to (`n`, `N`:
+/// ``show``). A new search (`/`, `?`) only says where the first match is; the next `n` goes there.
+/// It never wraps around, and stops at the document's end.
+package struct DocumentSearch: Equatable, Sendable {
+    /// The pattern as typed (a new pattern is a new search).
+    package let pattern: String
+    /// Forward (to the last page) or backward (to the first).
+    package let forward: Bool
+    /// The page on screen when it started (already searched).
+    package let startPage: Int
+    /// The document searched (`doc=`); a page from another one ends the search.
+    package let doc: String
+    /// Whether to show the match when found (`n`, `N`), or only say where it is (`/`, `?`).
+    package let show: Bool
+    /// The page to search next; nil when the search is over.
+    package private(set) var next: Int?
+    private let pageCount: Int
+
+    /// What to do next.
+    package enum Step: Equatable, Sendable {
+        /// Search page `page` (ask for its text if it is not held).
+        case search(page: Int)
+        /// A match on `page`, line `line` (0-based, in the lines searched).
+        case found(page: Int, line: Int)
+        /// No page from `startPage` to the document's end has a match; `lastPage` was the last searched.
+        case notFound(lastPage: Int)
+    }
+
+    /// A search going on from `page` (searched already) of `pageCount` pages of document `doc`.
+    package init(pattern: String, forward: Bool, from page: Int, pageCount: Int, doc: String, show: Bool) {
+        self.pattern = pattern
+        self.forward = forward
+        self.startPage = page
+        self.pageCount = pageCount
+        self.doc = doc
+        self.show = show
+        next = PageSearch.nextPage(after: page, pageCount: pageCount, forward: forward)
+    }
+
+    /// The first step.
+    package var start: Step { next.map { .search(page: $0) } ?? .notFound(lastPage: startPage) }
+
+    /// Page `page` was searched: `match` is its first match in the direction of the search.
+    package mutating func searched(page: Int, match: Int?) -> Step {
+        guard page == next else { return next.map { .search(page: $0) } ?? .notFound(lastPage: page) }
+        if let match {
+            next = nil
+            return .found(page: page, line: match)
+        }
+        next = PageSearch.nextPage(after: page, pageCount: pageCount, forward: forward)
+        return next.map { .search(page: $0) } ?? .notFound(lastPage: page)
+    }
+
+    /// How far it has come, for the status line: `page 7 of 23`.
+    package var progress: String { "page \(next ?? startPage) of \(pageCount)" }
 }
 
-/// Where a search that goes on to other pages started: the view, and on that page the line at
-/// the top of the screen and the match on screen (if any).
-package struct SearchOrigin: Equatable, Sendable {
-    package var mode: FollowMode
-    package var key: PageKey?
-    package var topLine: Int?
-    package var match: Int?
+/// A match found on another page than the one on screen, by a search that did not go there:
+/// the next `n` (or `N`) in the same direction shows it.
+package struct FoundMatch: Equatable, Sendable {
+    package var pattern: String
+    package var forward: Bool
+    package var key: PageKey
+    package var line: Int
 }

@@ -1,8 +1,53 @@
 /// Page turns: asking the room (one request in flight, presses accumulated), browsing on your
-/// own when detached or without control, follow, detach and pull.
+/// own when detached or without control, the second press at an edge, follow, detach and pull.
 extension PagerModel {
+    /// Space at the end of the page, or b at its top (see ``EdgeGuard``).
+    mutating func pressAtEdge(_ direction: EdgeGuard.Direction, _ fx: inout [PagerEffect]) {
+        let press = Intent(base: .current, offset: direction == .forward ? 1 : -1)
+        guard let key = displayKey, let room else { return navigate(press, &fx) }
+        if NavigationRequests.resolve(press, current: key.page, room: room) == nil {  // nowhere to go: says why
+            edge.reset()
+            return navigate(press, &fx)
+        }
+        switch edge.press(direction, at: key, guarded: edgeGuarded && connection == .connected) {
+        case .turn(let direction):
+            turn(at: direction, &fx)
+        case .ask:
+            outstanding.append(.status)
+            fx.append(.send(.status))
+            message = direction == .forward ? "end of page \(key.page)" : "top of page \(key.page)"
+        case .wait, .warn:
+            break
+        }
+    }
+
+    /// The server said how many read here (`STATUS`'s `clients=`).
+    mutating func readersCounted(_ readers: Int, _ fx: inout [PagerEffect]) {
+        guard let decision = edge.answered(readers: readers, showing: displayKey), let page = displayedPage else { return }
+        switch decision {
+        case .turn(let direction):
+            turn(at: direction, &fx)
+        case .warn(.forward, let readers):
+            notice("Space again turns the page for everyone (\(readers) readers)")
+        case .warn(.backward, let readers):
+            notice("b again turns back to page \(max(1, page - 1)) for everyone (\(readers) readers)")
+        case .ask, .wait:
+            break
+        }
+    }
+
+    /// Turns the page at an edge; turning back, the previous page opens at its end.
+    private mutating func turn(at direction: EdgeGuard.Direction, _ fx: inout [PagerEffect]) {
+        let press = Intent(base: .current, offset: direction == .forward ? 1 : -1)
+        if direction == .backward, let room, let page = displayedPage {
+            landingAtEnd = NavigationRequests.resolve(press, current: page, room: room)
+        }
+        message = nil  // "end of page 3" while the question was out
+        navigate(press, &fx)
+    }
+
     mutating func navigate(_ press: Intent, _ fx: inout [PagerEffect]) {
-        guard let room else { message = "not connected yet"; return }
+        guard let room else { notice("not connected yet"); return }
         if case .detached(let view) = mode {
             browseLocally(from: view, press, room)
             return
@@ -16,7 +61,7 @@ extension PagerModel {
             }
             return
         }
-        guard connection == .connected else { message = "not connected: page turns need the server"; return }
+        guard connection == .connected else { notice("not connected: page turns need the server"); return }
         queued = NavigationRequests.combine(queued, press)
         flush(&fx)
     }

@@ -18,11 +18,17 @@ extension PagerModel {
 
     mutating func afterStateChange(from old: PageKey?) {
         if let long = longPage, long.key != displayKey { longPage = nil }  // its pieces go with it
-        if let kept = keptLine, kept.key != displayKey { keptLine = nil }
+        if let kept, kept.key != displayKey { self.kept = nil }
+        if let pending = pendingMatch, pending.key != displayKey { pendingMatch = nil }
         if displayKey?.page != old?.page || displayKey?.doc != old?.doc {
             viewport.reset()
             sidewaysShift = 0
             searchLine = nil
+            if let key = displayKey, key.page == landingAtEnd {  // b turned back: the end of the page
+                kept = (key, .end)
+                restoreKept()
+            }
+            landingAtEnd = nil
         } else {
             clampScroll()
         }
@@ -49,8 +55,8 @@ extension PagerModel {
         texts.store(lines, for: key, keep: displayKey)
         if key == displayKey {
             clampScroll()
-            restoreKeptLine()
-            continuePendingSearch()
+            restoreKept()
+            showPendingMatch()
         }
     }
 
@@ -64,16 +70,29 @@ extension PagerModel {
     /// After a state change: when the page shown is the same page of a document that changed on
     /// disk (same number, new `doc=`), the reader's `line` goes back to the top of the screen
     /// once the new text is here, as less keeps its place when it reloads a file.
+    /// The line is kept when the page's text is the same, and the screen goes to the page's last
+    /// screen when the page is shorter than that now.
     mutating func keepLine(_ line: Int, from old: PageKey?) {
         guard let old, let key = displayKey, key.page == old.page, key.doc != old.doc else { return }
-        keptLine = (key, line)
-        restoreKeptLine()
+        kept = (key, .line(line))
+        restoreKept()
     }
 
-    private mutating func restoreKeptLine() {
-        guard let kept = keptLine, kept.key == displayKey, texts[kept.key] != nil else { return }
-        keptLine = nil
-        restoreTop(line: kept.line)
+    /// Puts the screen where ``kept`` says, once the page's text is here. A long page read in
+    /// pieces opens at its end by reading on to it.
+    mutating func restoreKept() {
+        guard let kept, kept.key == displayKey else { return }
+        if kept.place == .end, longPage?.key == kept.key {
+            self.kept = nil
+            head(to: .end)
+            return
+        }
+        guard texts[kept.key] != nil else { return }
+        self.kept = nil
+        switch kept.place {
+        case .line(let line): restoreTop(line: line)
+        case .end: scroll(by: Int.max / 2)
+        }
     }
 
     // MARK: Rows and scrolling
@@ -90,7 +109,7 @@ extension PagerModel {
     /// What the rows on screen are laid out from.
     var rowsSource: PageRowsCache.Source {
         PageRowsCache.Source(key: displayKey, help: showingHelp, width: max(1, size.columns), wrap: lineWrap,
-                             shift: lineWrap ? 0 : sidewaysShift, revision: shownWindow.map { $0.revision + 1 } ?? 0)
+                             shift: sidewaysShift, revision: shownWindow.map { $0.revision + 1 } ?? 0)
     }
 
     mutating func contentRows() -> [LayoutRow] {
@@ -101,12 +120,15 @@ extension PagerModel {
         let window = shownWindow
         var lines: [String]
         var origin: [Int]?
+        var chopped: Set<Int> = []
         if showingHelp { lines = Self.helpLines }
         else if let key, let t = pageLines(key) {
+            chopped = tableLines(key)
             if lastSearch != nil || filter != nil {
                 let shown = PageSearch.display(t, search: lastSearch?.pattern, filter: filter, colors: options.colors)
                 lines = shown.lines
                 origin = shown.origin
+                if !chopped.isEmpty { chopped = Set(shown.origin.indices.filter { chopped.contains(shown.origin[$0]) }) }
             } else {
                 lines = t
             }
@@ -114,7 +136,8 @@ extension PagerModel {
         else if room == nil { lines = ["connecting to \(options.server)…"] }
         else if let page = displayedPage { lines = ["loading page \(page)…"] }
         else { lines = [] }
-        var rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors, shift: source.shift)
+        var rows = Layout.rows(lines: lines, width: width, wrap: lineWrap, colors: options.colors, shift: source.shift,
+                               chopped: chopped)
         if let origin { for i in rows.indices { rows[i].line = origin[rows[i].line] } }
         if showingHelp || window != nil || (key != nil && texts[key!] != nil) {
             rowsCache.store(rows, for: source)
@@ -139,10 +162,16 @@ extension PagerModel {
     mutating func pageLines(_ key: PageKey) -> [String]? {
         guard let text = texts[key] else { return shownWindow?.lines() }
         guard options.markdown.rendersMarkdown(file: room?.file) else { return text }
-        if let c = markdownCache, c.key == key { return c.lines }
-        let lines = MarkdownRenderer.render(markdown: text.joined(separator: "\n"), colors: options.colors)
-        markdownCache = (key, lines)
-        return lines
+        if let c = markdownCache, c.key == key { return c.page.lines }
+        let page = MarkdownRenderer.renderPage(markdown: text.joined(separator: "\n"), colors: options.colors)
+        markdownCache = (key, page)
+        return page.lines
+    }
+
+    /// The lines of the page `key` (as ``pageLines(_:)`` gives them) that are never wrapped: a
+    /// markdown table's, chopped and scrolled sideways instead.
+    func tableLines(_ key: PageKey) -> Set<Int> {
+        markdownCache.flatMap { $0.key == key ? $0.page.tableLines : nil } ?? []
     }
 
     /// Scrolls by `delta` rows. A screen that moved is no longer on the last match: `n` and `N`
@@ -152,7 +181,7 @@ extension PagerModel {
         let before = viewport.offset
         viewport.scroll(by: delta, rowCount: rows.count, height: contentHeight)
         if delta != 0, viewport.offset != before { searchLine = nil }
-        if delta != 0 { keptLine = nil }  // the reader moved: their choice wins over the kept line
+        if delta != 0 { kept = nil }  // the reader moved: their choice wins over the kept line
     }
 
     mutating func clampScroll() { scroll(by: 0) }
@@ -183,22 +212,63 @@ extension PagerModel {
         Layout.visible(pageRows(), offset: viewport.offset, height: contentHeight).last?.line
     }
 
+    /// Puts page line `line` at the top of the screen: the first line shown from it on (under a
+    /// filter), or the last screen when the page has no such line.
     mutating func restoreTop(line: Int?) {
         let rows = pageRows()
-        if let line, let r = Layout.firstRow(ofLine: line, in: rows) {
+        if let line {
+            let r = Layout.firstRow(atOrAfterLine: line, in: rows) ?? Int.max / 2
             viewport.set(r, rowCount: rows.count, height: contentHeight)
         }
         clampScroll()
     }
 
-    /// ← →: scroll chopped lines sideways by `columns` (right when positive); never left of the
-    /// line starts, and right only while a line on screen goes on past the right edge.
+    /// `<n>g`, `<n>G`: page line `line` (0-based) at the top, as less goes to a line; past the
+    /// end, the last screen. On a long page read in pieces, the lines held (G reads to its end).
+    mutating func goToLine(_ line: Int) {
+        guard let window = shownWindow else { return restoreTop(line: line) }
+        let held = line - window.firstLine
+        if held >= 0 && held < window.heldLineCount { return restoreTop(line: held) }
+        if let count = window.lineCount, line >= count, window.atEnd { return restoreTop(line: held) }
+        message = "line \(line + 1) is not read yet: G reads to the end of the page, < back to its start"
+    }
+
+    /// `<n>%`: n percent into the page, at the top of the screen (as less).
+    mutating func goToPercent(_ percent: Int) {
+        let p = min(max(0, percent), 100)
+        if let window = shownWindow {
+            guard let count = window.lineCount else {
+                message = "the page is not read to its end: G reads it, then % knows its lines"
+                return
+            }
+            return goToLine(count * p / 100)
+        }
+        guard let key = displayKey, let lines = pageLines(key) else { return }
+        goToLine(lines.count * p / 100)
+    }
+
+    /// `=`: where you are, in full.
+    mutating func info() -> String {
+        guard let room, let page = displayedPage else { return "not connected yet" }
+        let name = room.title.map { "\(room.name) “\(Sanitizer.plainText($0))”" } ?? room.name
+        var parts = [name, "page \(page) of \(room.pageCount)"]
+        if let p = position() { parts.append(p.text) } else if let key = displayKey, let lines = pageLines(key) {
+            parts.append("\(lines.count) line\(lines.count == 1 ? "" : "s"), all on screen")
+        }
+        if let file = room.file, file != "-" { parts.append("file " + WireText.percentDecoded(file)) }
+        if case .detached = mode { parts.append("room on \(room.page)") }
+        parts.append(room.open ? "an open room" : "a presenter room")
+        return parts.joined(separator: " · ")
+    }
+
+    /// ← →: scroll chopped lines (and, when lines wrap, a markdown table wider than the screen)
+    /// sideways by `columns` (right when positive); never left of the line starts, and right only
+    /// while a line on screen goes on past the right edge.
     mutating func scrollSideways(by columns: Int) {
-        guard !lineWrap else { message = "long lines wrap here: w chops them"; return }
         if columns > 0 {
             let rows = contentRows()
             guard Layout.visible(rows, offset: viewport.offset, height: contentHeight).contains(where: \.cutRight) else {
-                message = "nothing more to the right on this screen"
+                message = lineWrap ? "long lines wrap here: w chops them" : "nothing more to the right on this screen"
                 return
             }
         } else if sidewaysShift == 0 {
@@ -215,228 +285,5 @@ extension PagerModel {
         lineWrap.toggle()
         restoreTop(line: top)
         message = lineWrap ? "long lines wrap" : "long lines are chopped: ← → scroll sideways, > marks a cut"
-    }
-
-    // MARK: Long pages
-
-    /// The page `key` is longer than the server sends at once (`bytes` bytes): read it in pieces.
-    mutating func startLongPage(_ key: PageKey, bytes: Int) {
-        texts.forgetRequest(key)
-        longPage = LongPage(key: key, window: PageWindow(pageBytes: bytes))
-    }
-
-    /// Asks for the piece the long page on screen needs next, if any.
-    private mutating func requestPiece(_ fx: inout [PagerEffect]) {
-        guard let long = longPage, long.failure == nil else { return }
-        let rows = contentRows()
-        let visible = shownWindow == nil ? [] : Layout.visible(rows, offset: viewport.offset, height: contentHeight)
-        guard let offset = long.window.nextRequest(top: visible.first?.line ?? 0, bottom: visible.last?.line ?? 0,
-                                                   screen: contentHeight) else { return }
-        longPage?.window.markRequested(offset)
-        outstanding.append(.piece(long.key, from: offset))
-        fx.append(.send(.textFrom(PageNumber(long.key.page) ?? .first, offset: offset)))
-    }
-
-    /// A piece of the long page `key` arrived (the answer to `TEXT <n> FROM <from>`).
-    mutating func receivePiece(_ header: WireLine, _ lines: [String], cut: Bool, key: PageKey, from: Int) {
-        guard let long = longPage, long.key == key else { return }  // the reader has moved on
-        guard !cut else {
-            return pieceFailed(key, because: "a piece came longer than the pager takes (\(ReplyAssembler.maxContentBytes >> 20) MiB)")
-        }
-        guard header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("from") == from,
-              let next = header.int("next"), let bytes = header.int("bytes") else {
-            return pieceFailed(key, because: "the server's answer did not fit the page (was it edited?)")
-        }
-        let anchor = topAnchor()
-        let goal = long.window.goal
-        let piece = PagePiece(from: from, next: next, split: header.yesNo("split") ?? false, lines: lines)
-        guard longPage!.window.receive(piece, pageBytes: bytes) else {
-            return pieceFailed(key, because: "the server's answer did not fit the page (was it edited?)")
-        }
-        place(after: anchor, goal: goal)
-        continuePendingSearch()
-    }
-
-    /// A piece could not be had: the page stays cut where the held pieces end, and the status line says so.
-    mutating func pieceFailed(_ key: PageKey, because reason: String) {
-        guard let long = longPage, long.key == key else { return }
-        if long.window.held.isEmpty {  // nothing read: the page shows why, as any page that cannot be loaded
-            longPage = nil
-            storeText(["[page \(key.page) could not be loaded: \(reason)]"], for: key)
-            message = "page \(key.page) could not be read in pieces: \(reason)"
-            return
-        }
-        longPage?.window.stop()
-        let failure = "page \(key.page) is cut here: \(reason)"
-        longPage?.failure = failure
-        message = failure
-    }
-
-    /// Whether the long page on screen goes on beyond the held lines, below (`down`) or above.
-    mutating func pageGoesOn(down: Bool) -> Bool {
-        guard let window = shownWindow else { return false }
-        return down ? !window.atEnd : !window.atStart
-    }
-
-    /// `>`/`<` on a long page: read on to its end (or back to its start).
-    mutating func head(to goal: PageWindow.Goal) {
-        guard longPage?.key == displayKey, longPage?.failure == nil else { return }
-        guard pageGoesOn(down: goal == .end) else { longPage?.window.goal = nil; return }
-        longPage?.window.goal = goal
-        message = goal == .end ? "reading to the end of the page…" : "back to the start of the page…"
-    }
-
-    /// The page line at the top of the screen and how many rows into it the screen starts.
-    private mutating func topAnchor() -> (line: Int, row: Int)? {
-        guard let window = shownWindow else { return nil }
-        let rows = contentRows()
-        guard viewport.offset < rows.count else { return nil }
-        let line = rows[viewport.offset].line
-        return (window.firstLine + line, viewport.offset - (Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset))
-    }
-
-    /// Puts the screen back where it was after the held pieces changed, or where the reader was going.
-    private mutating func place(after anchor: (line: Int, row: Int)?, goal: PageWindow.Goal?) {
-        guard let window = shownWindow else { return }
-        if window.goal == .end {  // on the way: the screen stays, the status line counts
-            message = "reading to the end of the page… \(window.reachedPercent)%"
-            return
-        }
-        let rows = contentRows()
-        let height = contentHeight
-        switch goal {
-        case .end:
-            viewport.set(Int.max / 2, rowCount: rows.count, height: height)
-            message = nil
-        case .start where window.atStart:
-            viewport.reset()
-            message = nil
-        default:
-            guard let anchor else { return clampScroll() }
-            let line = anchor.line - window.firstLine
-            if line < 0 { viewport.reset() }
-            else if let r = Layout.firstRow(ofLine: line, in: rows) { viewport.set(r + anchor.row, rowCount: rows.count, height: height) }
-            else { viewport.set(Int.max / 2, rowCount: rows.count, height: height) }
-        }
-    }
-
-    // MARK: Search and filter
-
-    mutating func repeatSearch(reverse: Bool, _ fx: inout [PagerEffect]) {
-        guard let last = lastSearch else { message = "no previous search"; return }
-        runSearch(forward: reverse ? !last.forward : last.forward, crossPages: true, &fx)
-    }
-
-    /// Looks for the next match in the lines held of the page on screen (all of a page held whole,
-    /// the held pieces of a long one) from the current match (or the screen's top). When there is
-    /// none: `n`/`N` (`crossPages`) go on to the next (previous) page on your own, detached (see
-    /// ``continuePendingSearch()``); a new search stays and says `n` goes on.
-    mutating func runSearch(forward: Bool, crossPages: Bool, _ fx: inout [PagerEffect]) {
-        guard let pattern = lastSearch?.pattern else { return }
-        guard let key = displayKey, let text = pageLines(key) else { message = "the page is not loaded yet"; return }
-        // From the match on screen; else from the screen as less does: a new search forward from
-        // its top line, backward from its bottom line (both included); a repeated one (n N) after
-        // (before) its top line, less's target line.
-        let top = topLine() ?? 0
-        let start: Int
-        if let searchLine { start = searchLine }
-        else if crossPages { start = top }
-        else if forward { start = top - 1 }
-        else { start = (bottomLine() ?? top) + 1 }
-        if let line = PageSearch.find(pattern, in: text, from: start, forward: forward, filter: filter) {
-            show(match: line, pattern: pattern)
-            return
-        }
-        guard crossPages, let room, PageSearch.nextPage(after: key.page, pageCount: room.pageCount, forward: forward) != nil else {
-            let more = room.flatMap { PageSearch.nextPage(after: key.page, pageCount: $0.pageCount, forward: forward) } != nil
-            message = more ? "not on this page: \(pattern.text) · n searches the \(forward ? "next" : "previous") pages"
-                : "pattern not found: \(pattern.text)"
-            return
-        }
-        let origin = SearchOrigin(mode: mode, key: key, topLine: topLine(), match: searchLine)
-        goOnSearching(from: key.page, startPage: key.page, forward: forward, origin: origin)
-    }
-
-    /// Moves the view to `page + 1` (or `- 1`) to search there, or says the pattern is not found
-    /// and goes back to `origin`, as less stays where it was.
-    mutating func goOnSearching(from page: Int, startPage: Int, forward: Bool, origin: SearchOrigin) {
-        guard let pattern = lastSearch?.pattern, let room else { return }
-        guard let next = PageSearch.nextPage(after: page, pageCount: room.pageCount, forward: forward) else {
-            pendingSearch = nil
-            goBack(to: origin)
-            message = startPage == page ? "pattern not found: \(pattern.text)"
-                : "pattern not found: \(pattern.text) (pages \(min(startPage, page))–\(max(startPage, page)))"
-            return
-        }
-        pendingSearch = PendingSearch(page: next, forward: forward, startPage: startPage, origin: origin)
-        setView(.detached(viewPage: next))
-        message = "searching page \(next) for \(pattern.text)…"
-        continuePendingSearch()
-    }
-
-    /// Searches the page a cross-page search waits for, once its text (or a long page's first
-    /// piece) is here.
-    mutating func continuePendingSearch() {
-        guard let pending = pendingSearch, let pattern = lastSearch?.pattern else { return }
-        guard displayedPage == pending.page, case .detached = mode else { pendingSearch = nil; return }
-        guard let key = displayKey, let text = pageLines(key) else { return }  // asked for: comes later
-        pendingSearch = nil
-        let start = pending.forward ? -1 : text.count
-        if let line = PageSearch.find(pattern, in: text, from: start, forward: pending.forward, filter: filter) {
-            show(match: line, pattern: pattern)
-            message = "\(searchPrompt)\(pattern.text): page \(pending.page) line \(line + 1) · the search detached you"
-        } else {
-            goOnSearching(from: pending.page, startPage: pending.startPage, forward: pending.forward, origin: pending.origin)
-        }
-    }
-
-    /// Back to where a search that found nothing started: following again if you were (on the
-    /// room's page as it is now), or your own page; the same line at the top and the same match
-    /// when that page is still the one shown. The line is kept like an edited page's: applied
-    /// now if the page's text is still held, else when it comes back (a search through more
-    /// pages than the cache holds lets it go).
-    private mutating func goBack(to origin: SearchOrigin) {
-        setView(origin.mode)
-        guard let key = displayKey, key == origin.key else { return }
-        if let line = origin.topLine {
-            keptLine = (key, line)
-            restoreKeptLine()
-        }
-        searchLine = origin.match
-    }
-
-    private mutating func show(match line: Int, pattern: SearchPattern) {
-        searchLine = line
-        let rows = contentRows()
-        viewport.set(Layout.firstRow(ofLine: line, in: rows) ?? viewport.offset, rowCount: rows.count,
-                     height: contentHeight)
-        let number = (shownWindow?.firstLine ?? 0) + line + 1
-        message = "\(searchPrompt)\(pattern.text): line \(number)"
-    }
-
-    /// `/` or `?`, as the last search was typed (n and N keep it), for the match message.
-    private var searchPrompt: String { lastSearch?.forward == false ? "?" : "/" }
-
-    /// `&pattern`: show only matching lines (`&!pattern`: only the others); empty shows every line again.
-    mutating func applyFilter(_ text: String) {
-        let top = topLine()
-        if text.isEmpty {
-            guard filter != nil else { return }
-            filter = nil
-            message = "filter off: every line shows"
-        } else {
-            do throws(SearchPatternError) {
-                filter = try LineFilter(text)
-            } catch {
-                message = error.message
-                return
-            }
-            message = text.hasPrefix("!") ? "&\(text): only lines that do not match show (& Enter: all)"
-                : "&\(text): only matching lines show (& Enter: all)"
-        }
-        rowsCache.forget()
-        viewport.reset()
-        restoreTop(line: top)
-        if filter != nil, contentRows().isEmpty { message = "&\(text): no line on this page matches" }
     }
 }

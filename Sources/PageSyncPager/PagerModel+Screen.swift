@@ -28,7 +28,13 @@ extension PagerModel {
         if window?.goal == .end { return nil }  // reading on: the rows on screen are from before
         guard texts[key] != nil || window != nil, let rows = rowsCache.rows(for: rowsSource) else { return nil }
         guard let window else {
-            return rows.count > contentHeight ? PagePosition.of(rows, offset: viewport.offset, height: contentHeight) : nil
+            guard var position = PagePosition.of(rows, offset: viewport.offset, height: contentHeight) else { return nil }
+            if filter != nil {  // the rows are the lines that match: say how many of how many
+                let total = markdownCache.flatMap { $0.key == key ? $0.page.lines.count : nil } ?? texts[key]?.count ?? 0
+                position.filtered = FilterCount(matching: rows.reduce(0) { $0 + ($1.isLineStart ? 1 : 0) }, total: total)
+                return position
+            }
+            return rows.count > contentHeight ? position : nil
         }
         let visible = Layout.visible(rows, offset: viewport.offset, height: contentHeight)
         guard let first = visible.first, let last = visible.last else { return nil }
@@ -44,7 +50,11 @@ extension PagerModel {
         let width = max(1, size.columns)
         switch prompt {
         case .count(let digits):
-            return Layout.truncate("\(digits) · g: go to page \(digits) · j k Space b: \(digits) lines", toWidth: width)
+            return Layout.truncate("\(digits) · g: line \(digits) · %: \(digits)% · j k Space b: \(digits) lines · ] [: \(digits) pages",
+                                   toWidth: width)
+        case .page(let digits):
+            return Layout.truncate(":" + digits + (digits.isEmpty ? " · n p: next, previous page · a number, Enter: that page"
+                                                   : " · Enter: page \(digits)"), toWidth: width)
         case .search(let forward, let text):
             let s = (forward ? "/" : "?") + Sanitizer.plainText(text)
             return DisplayWidth.of(s) <= width ? s : Layout.tail(s, toWidth: max(1, width - 1))
@@ -54,9 +64,9 @@ extension PagerModel {
         case nil: break
         }
         if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
-        let line = StatusLine(room: room?.name, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
+        let line = StatusLine(room: room.map { $0.title ?? $0.name }, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
                               mode: mode, roomPage: room?.page ?? 1, connection: connection,
-                              by: room?.by, message: message, position: position(),
+                              by: room?.by, message: message, urgent: messageIsNotice, position: position(),
                               me: clientName, control: mayTurn, unverifiedTLS: options.unverifiedTLS)
         return line.render(width: width)
     }

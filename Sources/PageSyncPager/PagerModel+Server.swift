@@ -18,6 +18,9 @@ extension PagerModel {
             let expectation = outstanding.removeFirst()
             if case .piece(let key, let from) = expectation, header.words.first == "TEXT" {
                 receivePiece(header, lines, cut: truncated, key: key, from: from)
+            } else if case .searchText(let key) = expectation, header.words.first == "TEXT" {
+                let whole = !truncated && header.yesNo("truncated") != true
+                searchTextArrived(lines, whole: whole, doc: header.fields["doc"] ?? key.doc, for: key, &fx)
             } else if case .text(let key) = expectation, header.words.first == "TEXT", !truncated,
                       header.yesNo("truncated") == true, header.fields["from"] == nil, let bytes = header.int("bytes"),
                       header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("page").map({ $0 == key.page }) ?? true {
@@ -42,7 +45,7 @@ extension PagerModel {
                     // reason for closing: kept like a BYE, so the refused reconnects after it do not hide it.
                     if line.kind == .error {
                         farewell = line.text
-                        message = line.text
+                        notice(line.text)
                     }
                     return
                 }
@@ -50,7 +53,7 @@ extension PagerModel {
                 flush(&fx)
             case .bye:
                 farewell = line.text
-                message = "server: " + line.text
+                notice("server: " + line.text)
             case .other:
                 break
             }
@@ -59,7 +62,7 @@ extension PagerModel {
 
     private mutating func handleHello(_ line: WireLine, _ fx: inout [PagerEffect]) {
         guard let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) else {
-            message = "unexpected greeting from the server"
+            notice("unexpected greeting from the server")
             return
         }
         connection = .connected
@@ -111,14 +114,14 @@ extension PagerModel {
                     }
                 case 416:
                     reconcile(line)
-                    message = line.text
+                    notice(line.text)
                 case 403:
                     room?.control = false
                     queued = nil
-                    message = line.text
+                    notice(line.text)
                 default:
                     queued = nil
-                    message = line.text
+                    notice(line.text)
                 }
             }
         case .piece(let key, _):
@@ -126,23 +129,33 @@ extension PagerModel {
         case .text(let key):
             if line.kind == .error {
                 storeText(["[page \(key.page) could not be loaded: \(line.text)]"], for: key)
-                message = line.text
+                notice(line.text)
             }
+        case .searchText:
+            if line.kind == .error { stopDocumentSearch(because: line.text) }
         case .name:
             if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }
-            else { message = line.text }
+            else { notice(line.text) }
         case .join:
             if line.kind == .ok, let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) {
                 takeWhole(view)
             } else {
-                message = line.text
+                notice(line.text)
             }
         case .auth:
             if line.kind == .ok {
                 room?.control = line.yesNo("control") ?? true
             } else {
-                message = line.text
+                notice(line.text)
             }
+        case .status:
+            guard line.kind == .ok else {
+                edge.reset()
+                notice(line.text)
+                return
+            }
+            if let title = line.fields["title"] { room?.title = WireText.percentDecoded(title) }
+            readersCounted(line.int("clients") ?? 2, &fx)
         }
     }
 
@@ -150,6 +163,11 @@ extension PagerModel {
     static let serverAwayReasons: Set<String> = ["connection refused", "the server closed the connection"]
 
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
+        if greeted, resume == nil, let room, let key = displayKey, let line = readingLine() {
+            resume = ResumePlace(room: room.name, key: key, line: line, sideways: sidewaysShift)
+        }
+        edge.reset()
+        documentSearch = nil  // its pages were asked on the lost connection
         awaitingFirstLine = false
         inFlight = nil
         queued = nil
@@ -169,14 +187,17 @@ extension PagerModel {
         // timeout) is what to act on: said first, the goodbye after it (a narrow status line
         // cuts the end), or it would stay hidden behind the goodbye.
         if let farewell {
-            message = reason.isEmpty || Self.serverAwayReasons.contains(reason) ? "server: \(farewell)" : "\(reason) · server: \(farewell)"
+            notice(reason.isEmpty || Self.serverAwayReasons.contains(reason) ? "server: \(farewell)" : "\(reason) · server: \(farewell)")
         } else {
-            message = reason.isEmpty ? nil : reason
+            notice(reason.isEmpty ? nil : reason)
         }
         fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: jitter.next())))
     }
 
-    /// A new session's state: taken whatever its version.
+    /// A new session's state: taken whatever its version. Back in the room you were reading when
+    /// the connection dropped, on the same page, the screen goes back to where it was: the same
+    /// line at the top and, chopped, the same columns; on an edited document, the same line
+    /// (the last screen when the page is shorter now).
     private mutating func takeWhole(_ view: RoomView) {
         let old = displayKey
         let sameRoom = room?.name == view.name
@@ -185,6 +206,12 @@ extension PagerModel {
         clampView()
         afterStateChange(from: old)
         if let top { keepLine(top, from: old) }
+        guard let place = resume, place.room == view.name else { return }
+        resume = nil
+        guard let key = displayKey, key.page == place.key.page else { return }
+        kept = (key, .line(place.line))
+        if key.doc == place.key.doc { sidewaysShift = place.sideways }
+        restoreKept()
     }
 
     /// Applies a versioned line (see ``RoomUpdates/reconciled(_:with:)``).

@@ -24,6 +24,12 @@ import PageSyncCore
 /// pull), it is asked again from the fresh state. A request that would not move the room (goto
 /// the current page, next on the last page of a room that stops) is not sent.
 ///
+/// ## A room that moves only on purpose
+/// Space at the end of a page (b at its top) in an open room with other readers shows the end
+/// first and says that the next press turns the page for everyone; only that second press does
+/// (see ``EdgeGuard``). A presenter with control, and a room of one, turn at once. `b` that turns
+/// back shows the end of the previous page, so reading backwards is continuous.
+///
 /// ## What detaches you (and nothing else does)
 /// 1. `D`: detach on the current page, to browse without moving anyone.
 /// 2. A page-turning key (next, previous, first, last, goto) in a room where you have no
@@ -60,7 +66,12 @@ public struct PagerModel: Sendable {
     /// The connection as shown to people.
     public internal(set) var connection: ConnectionState = .connecting
     /// The message on the status line (the last error or hint), if any.
-    public internal(set) var message: String?
+    public internal(set) var message: String? {
+        didSet { messageIsNotice = false }
+    }
+    /// Whether ``message`` is a notice (an error, a warning, why the connection is down) rather
+    /// than a hint: the status line keeps it over the position (see ``StatusLine``).
+    public internal(set) var messageIsNotice = false
     /// Whether long lines wrap (`w` toggles; off = chopped).
     public internal(set) var lineWrap = true
     /// How many columns chopped lines are scrolled sideways (← →; 0 when lines wrap).
@@ -101,13 +112,25 @@ public struct PagerModel: Sendable {
     var searchLine: Int?
     /// `&`: which lines are shown.
     var filter: LineFilter?
-    /// A search going on to the next or previous page, waiting for that page's text.
-    var pendingSearch: PendingSearch?
-    /// The line to put back at the top of the screen once the page `key` has its text: the line
-    /// you were reading when the page's document changed on disk.
-    var keptLine: (key: PageKey, line: Int)?
+    /// A search going on through the document's other pages (the view stays).
+    var documentSearch: DocumentSearch?
+    /// Where that search found its match, for the next `n` to show.
+    var foundMatch: FoundMatch?
+    /// A match to show once page `key` has its lines (a search went there).
+    var pendingMatch: (key: PageKey, line: Int)?
+    /// Where to put the screen once the page `key` has its text: the line you were reading when
+    /// the page's document changed on disk or the connection came back, or the page's end (`b`
+    /// turned back to it).
+    var kept: (key: PageKey, place: KeptPlace)?
+    /// Where you were reading when the connection dropped, put back when the greeting (or the
+    /// `JOIN` back to your room) shows the same page of the same document.
+    var resume: ResumePlace?
+    /// The page `b` turned back to: it opens at its end.
+    var landingAtEnd: Int?
+    /// Space at the end, b at the top: the second press turns an open room's page.
+    var edge = EdgeGuard()
     /// The last page rendered as markdown (rendering is kept while the page stays).
-    var markdownCache: (key: PageKey, lines: [String])?
+    var markdownCache: (key: PageKey, page: RenderedMarkdown)?
     var help = HelpScreen()
     var greeted = false
     /// The connection is up and nothing has been heard on it yet: its first line must be pagesync's.
@@ -123,6 +146,10 @@ public struct PagerModel: Sendable {
 
     /// Whether this pager may ask the room to turn: the room gives control and `--follow` was not given.
     var mayTurn: Bool { (room?.control ?? false) && !options.followOnly }
+
+    /// Whether Space at the end of a page (b at its top) asks before turning (``EdgeGuard``):
+    /// following an open room (where everyone may turn) with control to turn it.
+    var edgeGuarded: Bool { mode == .following && mayTurn && (room?.open ?? false) }
 
     /// A model in state "connecting"; the shell starts connecting right away.
     public init(options: PagerOptions) {
@@ -178,7 +205,6 @@ public struct PagerModel: Sendable {
         case .ctrl("l"): clear = true; return
         default: break
         }
-        pendingSearch = nil
         if let p = prompt {
             handlePromptKey(p, key, &fx)
             return
@@ -200,28 +226,32 @@ public struct PagerModel: Sendable {
 
     /// Carries out one reader action (see ``ReaderKeys``).
     private mutating func perform(_ action: ReaderAction, _ fx: inout [PagerEffect], _ repaint: inout Bool) {
+        if !action.pressesAtAnEdge { edge.reset() }
         switch action {
         case .forward(let lines):
-            if !atBottom { scroll(by: lines ?? contentHeight) }
+            if !atBottom { edge.reset(); scroll(by: lines ?? contentHeight) }
             else if pageGoesOn(down: true) { message = longPage?.failure ?? "reading on…" }
-            else { navigate(Intent(base: .current, offset: 1), &fx) }
+            else { pressAtEdge(.forward, &fx) }
         case .backward(let lines):
-            if !viewport.atTop { scroll(by: -(lines ?? contentHeight)) }
+            if !viewport.atTop { edge.reset(); scroll(by: -(lines ?? contentHeight)) }
             else if pageGoesOn(down: false) { message = longPage?.failure ?? "reading back…" }
-            else { navigate(Intent(base: .current, offset: -1), &fx) }
+            else { pressAtEdge(.backward, &fx) }
         case .lineDown(let n): scroll(by: n)
         case .lineUp(let n): scroll(by: -n)
         case .halfDown(let lines): scroll(by: lines ?? halfPage)
         case .halfUp(let lines): scroll(by: -(lines ?? halfPage))
         case .top: head(to: .start); scroll(by: Int.min / 2)
         case .bottom: head(to: .end); scroll(by: Int.max / 2)
-        case .nextPage: navigate(Intent(base: .current, offset: 1), &fx)
-        case .previousPage: navigate(Intent(base: .current, offset: -1), &fx)
+        case .gotoLine(let n): goToLine(max(1, n) - 1)
+        case .percent(let n): goToPercent(n)
+        case .nextPage(let n): navigate(Intent(base: .current, offset: max(1, n)), &fx)
+        case .previousPage(let n): navigate(Intent(base: .current, offset: -max(1, n)), &fx)
         case .firstPage: navigate(Intent(base: .first, offset: 0), &fx)
         case .lastPage: navigate(Intent(base: .last, offset: 0), &fx)
         case .gotoPage(let n):
             guard n >= 1 else { message = "page numbers start at 1"; return }
             navigate(Intent(base: .page(n), offset: 0), &fx)
+        case .startPageCommand: prompt = .page("")
         case .startSearch(let forward): prompt = .search(forward: forward, "")
         case .startFilter: prompt = .filter("")
         case .repeatSearch(let reverse): repeatSearch(reverse: reverse, &fx)
@@ -230,9 +260,13 @@ public struct PagerModel: Sendable {
         case .follow: follow(&fx)
         case .detach: detach()
         case .pull: pull(&fx)
+        case .info: message = info()
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))
-        case .none: repaint = message != nil
+        case .unknown(let key): message = "not a pagesync key: \(ReaderKeys.name(of: key)) · h lists the keys"
+        case .none:
+            if documentSearch != nil { stopDocumentSearch() }  // Esc stops a search going through pages
+            repaint = message != nil
         }
     }
 
@@ -245,6 +279,14 @@ public struct PagerModel: Sendable {
             message = nil
             var ignoredRepaint = false
             perform(ReaderKeys.action(for: key, count: count), &fx, &ignoredRepaint)
+        case .command(let action):
+            prompt = nil
+            message = nil
+            var ignoredRepaint = false
+            perform(action, &fx, &ignoredRepaint)
+        case .unknownCommand(let text):
+            prompt = nil
+            message = "not a pagesync command: \(text) · :n :p :<page> Enter"
         case .search(let text, let forward):
             prompt = nil
             if text.isEmpty {
@@ -260,10 +302,30 @@ public struct PagerModel: Sendable {
                 searchLine = nil
                 rowsCache.forget()
             }
-            runSearch(forward: forward, crossPages: false, &fx)
+            documentSearch = nil
+            foundMatch = nil
+            runSearch(forward: forward, show: false, &fx)
         case .filter(let text):
             prompt = nil
             applyFilter(text)
+        }
+    }
+
+    /// Sets the status line's message as a notice: an error, a warning, why the connection is
+    /// down (the status line keeps it over the position).
+    mutating func notice(_ text: String?) {
+        message = text
+        messageIsNotice = text != nil
+    }
+}
+
+extension ReaderAction {
+    /// Whether the action may be a press at an edge of the page (Space, b): the others let go of
+    /// the ``EdgeGuard``.
+    var pressesAtAnEdge: Bool {
+        switch self {
+        case .forward, .backward: true
+        default: false
         }
     }
 }

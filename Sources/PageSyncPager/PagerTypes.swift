@@ -36,11 +36,18 @@ public struct RoomView: Equatable, Sendable {
     public var control: Bool
     /// The document's name (`file=`, percent-encoded; nil when the server did not say).
     public var file: String?
+    /// The document's title (`title=`, decoded; nil when it has none).
+    public var title: String?
+    /// Whether the room gives everyone control (the greeting's `control=yes`), rather than being a
+    /// presenter room where control takes a token.
+    public var open: Bool
 
     /// A room view with every field given.
     public init(name: String, page: Int, pageCount: Int, version: UInt64, epoch: String = "", by: String?, doc: String,
-                wraps: Bool, control: Bool, file: String? = nil) {
+                wraps: Bool, control: Bool, file: String? = nil, title: String? = nil, open: Bool? = nil) {
         self.file = file
+        self.title = title
+        self.open = open ?? control
         self.name = name
         self.page = page
         self.pageCount = pageCount
@@ -51,6 +58,23 @@ public struct RoomView: Equatable, Sendable {
         self.wraps = wraps
         self.control = control
     }
+}
+
+/// Where the screen goes once a page's text is here.
+package enum KeptPlace: Equatable, Sendable {
+    /// This page line at the top (the last screen when the page is shorter now).
+    case line(Int)
+    /// The page's last screen.
+    case end
+}
+
+/// Where you were reading when the connection dropped: the room, the page of its document, the
+/// page line at the top of the screen, and how far chopped lines were scrolled sideways.
+package struct ResumePlace: Equatable, Sendable {
+    package var room: String
+    package var key: PageKey
+    package var line: Int
+    package var sideways: Int
 }
 
 /// What the pager was started with.

@@ -4,7 +4,7 @@ public enum ReaderAction: Equatable, Sendable {
     case forward(lines: Int?)
     /// b PgUp: one screen up (or `lines` lines); at the top, previous page.
     case backward(lines: Int?)
-    /// j ↓ e: lines down (screen only).
+    /// j ↓ Enter e: lines down (screen only).
     case lineDown(Int)
     /// k ↑ y: lines up (screen only).
     case lineUp(Int)
@@ -16,16 +16,22 @@ public enum ReaderAction: Equatable, Sendable {
     case top
     /// G > End: the bottom of the page.
     case bottom
-    /// ]: the room's next page.
-    case nextPage
-    /// [: the room's previous page.
-    case previousPage
+    /// <n>g, <n>G: line n of the page at the top of the screen (as less goes to line n).
+    case gotoLine(Int)
+    /// <n>% <n>p: n percent into the page.
+    case percent(Int)
+    /// ] and :n: the room's next page (<n>]: n pages on).
+    case nextPage(Int)
+    /// [ and :p: the room's previous page (<n>[: n pages back).
+    case previousPage(Int)
     /// {: the room's first page.
     case firstPage
     /// }: the room's last page.
     case lastPage
-    /// <n>g, <n>G, <n>Enter: page n.
+    /// :<n> Enter: page n.
     case gotoPage(Int)
+    /// `:` starts typing a page command (`:n`, `:p`, `:<n>`).
+    case startPageCommand
     /// / (forward) or ? (backward): start typing a search.
     case startSearch(forward: Bool)
     /// &: start typing a filter (only matching lines show, `!` first for the others; empty: all lines again).
@@ -42,17 +48,22 @@ public enum ReaderAction: Equatable, Sendable {
     case detach
     /// p: pull the room to your page.
     case pull
+    /// = Ctrl-G: where you are, in full, on the status line (as less's `=`).
+    case info
     /// h H: help.
     case help
     /// q Q: quit.
     case quit
-    /// A key that does nothing here.
+    /// A key pagesync has no use for: the status line says so.
+    case unknown(Key)
+    /// A key that does nothing here, silently (Esc).
     case none
 }
 
-/// The key table of the reader, as in less: screen movement on the keys less uses, room
-/// navigation on `[` `]` `{` `}` and `<n>g`. A count typed before a key (digits) goes to the
-/// key: N lines for Space, b, j, k, d, u; page N for g, G and Enter.
+/// The key table of the reader, as in less: screen movement and lines on the keys less uses,
+/// room pages on `]` `[` `{` `}` and the `:` commands (less's `:n` `:p` for its next and
+/// previous file). A count typed before a key (digits) goes to the key, as in less: N lines for
+/// Space, b, j, k, d, u and Enter; line N for g and G; N percent for % and p; N pages for ] and [.
 public enum ReaderKeys {
     /// How far ← and → move sideways, in columns.
     public static let sidewaysStep = 8
@@ -62,20 +73,19 @@ public enum ReaderKeys {
         switch key {
         case .char(" "), .char("f"), .pageDown, .ctrl("f"), .ctrl("v"): return .forward(lines: count)
         case .char("b"), .pageUp, .ctrl("b"): return .backward(lines: count)
-        case .char("j"), .down, .char("e"), .ctrl("e"), .ctrl("n"): return .lineDown(count ?? 1)
+        case .char("j"), .down, .char("e"), .ctrl("e"), .ctrl("n"), .enter: return .lineDown(count ?? 1)
         case .char("k"), .up, .char("y"), .ctrl("y"), .ctrl("p"): return .lineUp(count ?? 1)
-        case .enter: return count.map { .gotoPage($0) } ?? .lineDown(1)
         case .char("d"), .ctrl("d"): return .halfDown(lines: count)
         case .char("u"), .ctrl("u"): return .halfUp(lines: count)
-        case .char("g"), .char("G"):
-            if let count { return .gotoPage(count) }
-            return key == .char("g") ? .top : .bottom
-        case .char("<"), .home: return .top
-        case .char(">"), .end: return .bottom
-        case .char("]"): return .nextPage
-        case .char("["): return .previousPage
+        case .char("g"), .char("<"), .home: return count.map { .gotoLine($0) } ?? .top
+        case .char("G"), .char(">"), .end: return count.map { .gotoLine($0) } ?? .bottom
+        case .char("%"): return .percent(count ?? 0)
+        case .char("p"): return count.map { .percent($0) } ?? .pull
+        case .char("]"): return .nextPage(count ?? 1)
+        case .char("["): return .previousPage(count ?? 1)
         case .char("{"): return .firstPage
         case .char("}"): return .lastPage
+        case .char(":"): return .startPageCommand
         case .char("/"): return .startSearch(forward: true)
         case .char("?"): return .startSearch(forward: false)
         case .char("&"): return .startFilter
@@ -86,10 +96,31 @@ public enum ReaderKeys {
         case .char("w"): return .toggleWrap
         case .char("F"): return .follow
         case .char("D"): return .detach
-        case .char("p"): return .pull
+        case .char("="), .ctrl("g"): return .info
         case .char("h"), .char("H"): return .help
         case .char("q"), .char("Q"): return .quit
-        default: return .none
+        case .escape: return .none
+        default: return .unknown(key)
+        }
+    }
+
+    /// How a key is named on the status line: `m`, `Ctrl-X`, `Tab`.
+    public static func name(of key: Key) -> String {
+        switch key {
+        case .char(let c): String(c)
+        case .ctrl(let c): "Ctrl-" + String(c).uppercased()
+        case .enter: "Enter"
+        case .backspace: "Backspace"
+        case .tab: "Tab"
+        case .escape: "Esc"
+        case .up: "↑"
+        case .down: "↓"
+        case .left: "←"
+        case .right: "→"
+        case .pageUp: "PgUp"
+        case .pageDown: "PgDn"
+        case .home: "Home"
+        case .end: "End"
         }
     }
 }

@@ -12,6 +12,10 @@ enum ReplyExpectation: Sendable {
     case join
     /// `AUTH`.
     case auth
+    /// `STATUS`: how many read here, for the ``EdgeGuard``.
+    case status
+    /// `TEXT` of a page searched by a ``DocumentSearch`` (not shown).
+    case searchText(PageKey)
 
     /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
     var holdsNavigation: Bool {

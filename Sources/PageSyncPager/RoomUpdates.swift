@@ -10,7 +10,7 @@ package enum RoomUpdates {
         let by = line.by ?? nil
         return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
                         epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
-                        control: control, file: line.fields["file"])
+                        control: control, file: line.fields["file"], title: line.fields["title"].map(WireText.percentDecoded))
     }
 
     /// `room` after a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills

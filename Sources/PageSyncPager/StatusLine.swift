@@ -19,17 +19,23 @@ public enum ConnectionState: Equatable, Sendable {
 /// The bottom line of the screen: where you are, where the room is, who you are, and what is going on.
 ///
 /// Laid out as parts separated by ` · `, for example
-/// `guide · page 3/12 ○ ○ ● ○ … ○ · following · lines 1-23/41 56% more↓ · by bob · you: ann ⚑`,
-/// or when detached `guide · page 5/12 ○ … ● … ○ · detached · room on 7/12 · F to follow`.
-/// `⚑` marks that you have control (your page turns move the room). With `--tls-insecure` the
-/// line starts with `TLS NOT VERIFIED`, which is never dropped (only cut by a very narrow screen).
-/// When the width is short, parts are dropped in this order: who turned the page, your name;
-/// then the message is cut (at a word boundary, with `…`), then the room name and the position
-/// in the page go; the indicator shrinks to what is left. Cuts never fall inside a word
-/// when a word boundary leaves something before them.
-/// Text that came from the server (room name, names, messages) is sanitized to plain text first.
+/// `guide · page 3/12 ○ ○ ● … ○ · following · lines 1-23/41 56% more↓ · by bob · you: ann ⚑`,
+/// or when detached `guide · page 5/12 ○ … ● … ○ · detached · room on 7/12 · F to follow`, a
+/// message last. The room is named by its document's title when it has one. `⚑` marks that you
+/// have control (your page turns move the room). With `--tls-insecure` the line starts with
+/// `TLS NOT VERIFIED`, which is never dropped (only cut by a very narrow screen).
+///
+/// The dots have a fixed width for a document (``PageIndicator``), and the page number is as wide
+/// as the page count (`page  7/23`), so the line never jumps as pages turn. When the width is
+/// short, parts give way by priority, the least first: who turned the page, your name, the dots
+/// (`page n/N` says the same), a hint (cut at a word, then
+/// dropped), the position (`56%`, then nothing), the follow state (`room 7/12` when detached),
+/// a notice (an error, the server's reason while reconnecting, the warning before a page turn
+/// for everyone: cut only when nothing else is left to give), the room's name (cut). `page n/N`
+/// stays. Cuts never fall inside a word when a word boundary leaves something before them.
+/// Text that came from the server (room name, title, names, messages) is sanitized to plain text first.
 public struct StatusLine: Equatable, Sendable {
-    /// The room's name, or nil before the greeting.
+    /// The room's name (or its title), or nil before the greeting.
     public var room: String?
     /// The page shown (1-based).
     public var page: Int
@@ -45,6 +51,9 @@ public struct StatusLine: Equatable, Sendable {
     public var by: String?
     /// A message for people: the last `ERR` text or a hint. Shown until replaced.
     public var message: String?
+    /// Whether ``message`` is a notice (an error, a warning, why the connection is down), which
+    /// gives way after the position, or a hint, which gives way before it.
+    public var urgent: Bool
     /// Where the screen is within a page that does not fit it (nil: the page fits, or is not loaded).
     public var position: PagePosition?
     /// Your own name as the server knows it (nil: not known yet).
@@ -56,8 +65,8 @@ public struct StatusLine: Equatable, Sendable {
 
     /// A status line with every part given.
     public init(room: String?, page: Int, pageCount: Int, mode: FollowMode, roomPage: Int,
-                connection: ConnectionState, by: String?, message: String?, position: PagePosition? = nil,
-                me: String? = nil, control: Bool = false, unverifiedTLS: Bool = false) {
+                connection: ConnectionState, by: String?, message: String?, urgent: Bool = false,
+                position: PagePosition? = nil, me: String? = nil, control: Bool = false, unverifiedTLS: Bool = false) {
         self.room = room
         self.page = page
         self.pageCount = pageCount
@@ -66,75 +75,83 @@ public struct StatusLine: Equatable, Sendable {
         self.connection = connection
         self.by = by
         self.message = message
+        self.urgent = urgent
         self.position = position
         self.me = me
         self.control = control
         self.unverifiedTLS = unverifiedTLS
     }
 
-    private enum Part: CaseIterable { case by, me, room, position }
+    /// The parts of the line, in the order they give way.
+    private enum Part: CaseIterable { case by, me, dots, hint, position, state, notice, name }
+
+    /// The widest the dots get, in columns: seven tokens (`○ … ○ ● ○ … ○`, see ``PageIndicator``).
+    public static let indicatorWidth = 13
 
     /// The line as plain text (no control characters), at most `width` columns.
     public func render(width: Int) -> String {
         guard width > 0 else { return "" }
         let sep = " · "
-        let connectionText: String? = switch connection {
-        case .connecting: "connecting…"
-        case .connected: nil
-        case .reconnecting: "reconnecting…"
-        }
-        let flag = unverifiedTLS ? "TLS NOT VERIFIED" + sep : ""
-        guard let room else {
-            return Self.cut(flag + [connectionText ?? "connecting…", message.map(Self.clean)]
-                .compactMap { $0 }.joined(separator: sep), toWidth: width)
-        }
-        let pageText = "page \(page)/\(pageCount)"
-        let modeText: String = switch mode {
-        case .following: "following"
-        case .detached: "detached\(sep)room on \(roomPage)/\(pageCount)\(sep)F to follow"
-        }
-        let texts: [Part: String] = [
-            .room: Self.clean(room),
-            .by: by.map { "by " + Self.clean($0) } ?? "",
-            .me: me.map { "you: " + Self.clean($0) + (control ? " ⚑" : "") } ?? "",
-            .position: position.map { $0.text + ($0.moreBelow ? " more↓" : " end") } ?? "",
-        ]
+        let flag = unverifiedTLS ? "TLS NOT VERIFIED" : nil
         let messageText = message.map(Self.clean)
-        let wantedIndicator = min(2 * max(1, pageCount) - 1, 9)
-        let levels: [Set<Part>] = [[], [.by], [.by, .me], [.by, .me, .room], [.by, .me, .room, .position]]
+        guard let room else {
+            let text = [flag, connection == .connected ? nil : "connecting…", messageText].compactMap { $0 }.joined(separator: sep)
+            return Self.cut(text, toWidth: width)
+        }
+        let reconnecting = if case .reconnecting = connection { true } else { false }
+        // Each part's forms, fullest first; a part past its last form is left out.
+        var forms: [Part: [String]] = [:]
+        forms[.name] = [Self.clean(room)]
+        forms[.dots] = [PageIndicator.render(page: page, pageCount: pageCount,
+                                             maxWidth: min(2 * max(1, pageCount) - 1, Self.indicatorWidth))]
+        switch (mode, reconnecting) {
+        case (.following, false): forms[.state] = ["following"]
+        case (.following, true): forms[.state] = ["reconnecting…"]
+        case (.detached, let r):
+            let room = "room on \(roomPage)/\(pageCount)"
+            forms[.state] = ["detached\(sep)\(room)\(sep)F to follow" + (r ? "\(sep)reconnecting…" : ""),
+                             "detached\(sep)" + (r ? "reconnecting…" : room), r ? "reconnecting…" : "room \(roomPage)/\(pageCount)"]
+        }
+        if let position {
+            let end = position.moreBelow ? " more↓" : " end"
+            forms[.position] = [position.text + end, "\(position.percent)%" + end]
+        }
+        if let by { forms[.by] = ["by " + Self.clean(by)] }
+        if let me { forms[.me] = ["you: " + Self.clean(me) + (control ? " ⚑" : "")] }
+        if let messageText { forms[urgent ? .notice : .hint] = [messageText] }
 
-        /// The line without the parts in `dropped`; with the message whole, or cut to fit.
-        func attempt(_ dropped: Set<Part>, cutMessage: Bool) -> String? {
-            func shown(_ p: Part) -> String? {
-                let text = texts[p] ?? ""
-                return text.isEmpty || dropped.contains(p) ? nil : text
+        // The page number as wide as the page count, so nothing after it moves as pages turn.
+        let number = String(repeating: " ", count: max(0, String(pageCount).count - String(page).count)) + String(page)
+        var level: [Part: Int] = [:]
+        func text(_ part: Part) -> String? {
+            guard let f = forms[part], level[part, default: 0] < f.count else { return nil }
+            return f[level[part, default: 0]]
+        }
+        func line() -> String {
+            let pageText = "page \(number)/\(pageCount)" + (text(.dots).map { " " + $0 } ?? "")
+            return ([flag, text(.name), pageText, text(.state), text(.position), text(.by), text(.me), text(.notice), text(.hint)]
+                .compactMap { $0 }).joined(separator: sep)
+        }
+        var current = line()
+        if DisplayWidth.of(current) <= width { return current }
+        for part in Part.allCases {
+            while let shown = text(part) {
+                // A message or the room's name is cut to what is left before it goes.
+                if [.hint, .notice, .name].contains(part) {
+                    let left = width - (DisplayWidth.of(current) - DisplayWidth.of(shown))
+                    let least = part == .hint ? 12 : part == .notice ? 8 : 4
+                    if left >= least {
+                        forms[part] = [Self.cut(shown, toWidth: left)]
+                        return line()
+                    }
+                }
+                level[part, default: 0] += 1
+                current = line()
+                if DisplayWidth.of(current) <= width { return current }
             }
-            let tail = [modeText, shown(.position), connectionText, shown(.by), shown(.me)].compactMap { $0 }
-            let head = flag + (shown(.room).map { $0 + sep } ?? "") + pageText
-            var fixed = DisplayWidth.of(head) + DisplayWidth.of(sep + tail.joined(separator: sep))
-            if !cutMessage, let messageText { fixed += DisplayWidth.of(sep + messageText) }
-            let last = dropped.count == Part.allCases.count
-            // A whole message is worth a one-dot indicator once the optional parts are gone.
-            let squeeze = !cutMessage && messageText != nil && dropped == [.by, .me]
-            let minimum = last || squeeze ? 1 : wantedIndicator
-            let reserve = cutMessage && messageText != nil ? DisplayWidth.of(sep + "…") : 0
-            guard fixed + 1 + minimum + reserve <= width else { return nil }
-            let room = cutMessage ? min(wantedIndicator, width - fixed - 1 - reserve) : width - fixed - 1
-            let indicator = PageIndicator.render(page: page, pageCount: pageCount, maxWidth: room)
-            let line = head + " " + indicator + sep + (tail + [messageText].compactMap { $0 }).joined(separator: sep)
-            return Self.cut(line, toWidth: width)
         }
-        // Richest first: drop parts while the message fits whole, then keep the room name and cut the message.
-        for dropped in levels.prefix(3) {
-            if let line = attempt(dropped, cutMessage: false) { return line }
-        }
-        for dropped in levels.dropFirst(2) {
-            if let line = attempt(dropped, cutMessage: true) { return line }
-        }
-        let head = flag + pageText
-        return Self.cut(([head, modeText, connectionText, messageText].compactMap { $0 }).joined(separator: sep), toWidth: width)
+        return Self.cut(current, toWidth: width)
     }
-
     /// Cuts `text` to `width` columns at a word boundary, ending with `…` when something was cut.
     /// A word is cut only when no boundary leaves anything before it.
     package static func cut(_ text: String, toWidth width: Int) -> String {

@@ -46,6 +46,8 @@ public struct PagePosition: Equatable, Sendable {
     public var countKnown: Bool
     /// How far through the page the bottom of the screen is by bytes, when the line count is not known.
     public var bytePercent: Int?
+    /// Under a filter (`&`): how many of the page's lines match, of how many.
+    public var filtered: FilterCount?
 
     /// A position with every part given.
     public init(firstLine: Int, lastLine: Int, lineCount: Int, moreBelow: Bool, countKnown: Bool = true,
@@ -73,6 +75,37 @@ public struct PagePosition: Equatable, Sendable {
         return lineCount == 0 ? 100 : min(100, lastLine * 100 / lineCount)
     }
 
-    /// `lines 11-33/41 80%`; `lines 20001-20023/? 12%` while a long page's line count is not known.
-    public var text: String { "lines \(firstLine)-\(lastLine)/\(countKnown ? String(lineCount) : "?") \(percent)%" }
+    /// `lines 11-33/41 80%`; `lines 20001-20023/? 12%` while a long page's line count is not known;
+    /// `47 of 6,678 lines match` under a filter.
+    public var text: String {
+        if let filtered {
+            return "\(Self.grouped(filtered.matching)) of \(Self.grouped(filtered.total)) line\(filtered.total == 1 ? "" : "s") match"
+        }
+        return "lines \(firstLine)-\(lastLine)/\(countKnown ? String(lineCount) : "?") \(percent)%"
+    }
+
+    /// `6,678`: thousands set apart by commas.
+    public static func grouped(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, c) in digits.enumerated() {
+            if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (n < 0 ? "-" : "") + out
+    }
+}
+
+/// How many of a page's lines a filter (`&`) shows, of how many.
+public struct FilterCount: Equatable, Sendable {
+    /// The lines that show.
+    public var matching: Int
+    /// The page's lines.
+    public var total: Int
+
+    /// A count with both numbers given.
+    public init(matching: Int, total: Int) {
+        self.matching = matching
+        self.total = total
+    }
 }

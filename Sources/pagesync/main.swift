@@ -18,19 +18,30 @@ struct PageSync: ParsableCommand {
         prints the room's current page and exits.
 
         Keys (press h in the pager for all of them), as in less within a page:
-          Space f PgDn     one screen down; on the last screen, the room's next page
-          b PgUp           one screen up; at the top, the room's previous page
-          j k ↓ ↑ Enter    a line (<n>j: n lines)    d u       half a screen
-          g < Home         top of the page           G > End   bottom of the page
-          ] [              next / previous page      { }       first / last page
-          <n>g <n>Enter    go to page n              / ? n N   search (a regex)
-                           n N past the page's last match: the next / previous page
+          Space f PgDn     one screen down; at the end of the page, the next page
+          b PgUp           one screen up; at the top, the previous page (at its end)
+          j k Down Up      a line (<n>j: n lines)     d u       half a screen
+          Enter            a line down (<n>Enter: n lines, as in less)
+          g < Home         top of the page            G > End   bottom of the page
+          <n>g <n>G        line n of the page         <n>%      n percent into it
+          ] [              next / previous page       { }       first / last page
+          :n :p            next / previous page       :<n>      and Enter: page n
+          / ? n N          search (a regex); past the page, on through the document
           &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
           p                pull the room to your page      w   wrap / chop long lines
-          ← →              chopped lines: scroll sideways (> and < mark cut text)
+          Left Right       scroll chopped lines and wide tables sideways
+          =                where you are, in full
           Ctrl-L           redraw             Ctrl-Z        suspend
           q Ctrl-C         quit
+
+        In an open room with other readers, Space at the end of a page (b at its top) \
+        first says so, and only a second press turns the page for everyone. A presenter \
+        with control, and a reader alone in the room, turn it at once.
+
+        A search that finds nothing more on the page goes on through the room's other \
+        pages without moving you: / and ? say where the next match is, and n (N) shows \
+        it, browsing on your own (F follows again).
 
         In a presenter room without --token, and with --follow, page turns detach you: you \
         browse on your own while the status line says where the room is; F snaps back.

@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// The pager as a reader, in a real terminal (tmux) against the real daemon: search with
-/// highlighted matches, regex, smart case, the `&` filter, `n` going on to the next page
-/// (detached), and markdown rendering chosen by the document's name.
+/// highlighted matches, regex, smart case, the `&` filter, a search going on through the room's
+/// pages (and `n` showing the match there, detached), and markdown rendering chosen by the
+/// document's name.
 @Suite("Pager search and markdown (tmux)", .timeLimit(.minutes(1)))
 struct PagerSearchAndMarkdownTests {
     static let notes = "apple pie\nbanana split\nApple crumble\ncherry tart\n\u{0C}plum jam\n\u{0C}one more apple\n"
@@ -76,6 +77,13 @@ struct PagerSearchAndMarkdownTests {
                 try await tmux.type("t", "&")
                 try await tmux.press("t", "Enter")
                 try await tmux.waitFor("t", showing: "apple pie", "banana split", "cherry tart", "filter off")
+
+                // A search with no match on this page goes on through the room's pages without
+                // moving: / says where the next match is.
+                try await tmux.type("t", "/plum")
+                try await tmux.press("t", "Enter")
+                try await tmux.waitFor("t", showing: "apple pie", "/plum: not on this page; on page 2, line 1 · n goes there")
+                #expect(try await tmux.statusLine("t").contains("following"))
 
                 // n past the last match: the next page with a match, on our own; the room stays.
                 try await tmux.type("t", "/apple")

@@ -27,18 +27,19 @@ struct PagerTests {
                 try await startPager(tmux, "ann", daemon, ["--name", "ann"])
                 try await startPager(tmux, "bob", daemon, ["--name", "bob"])
 
-                try await tmux.press("ann", "Space")
+                try await tmux.type("ann", "]")
                 try await tmux.waitFor("bob", showing: "this is page 2", "page 2/5", "following", "by ann")
                 try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
 
                 try await tmux.type("bob", "]")
                 try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5", "by bob")
 
-                try await tmux.press("bob", "b")
+                try await tmux.type("bob", ":p")
                 try await tmux.waitFor("ann", showing: "this is page 2", "page 2/5")
                 try await tmux.type("ann", "}")
                 try await tmux.waitFor("bob", showing: "this is page 5", "page 5/5")
-                try await tmux.type("bob", "3g")
+                try await tmux.type("bob", ":3")
+                try await tmux.press("bob", "Enter")
                 try await tmux.waitFor("ann", showing: "this is page 3", "page 3/5")
                 try await tmux.type("ann", "{")
                 let bob = try await tmux.waitFor("bob", showing: "this is page 1", "page 1/5", "● ○ ○ ○ ○")
@@ -76,7 +77,7 @@ struct PagerTests {
                 #expect(try await tmux.screen("other").contains("this is page 1"), "browsing moved nobody")
 
                 // The room moves on while I browse: my view stays, the status line says where the room is.
-                try await tmux.press("other", "Space")
+                try await tmux.type("other", "]")
                 try await tmux.waitFor("other", showing: "this is page 2")
                 try await tmux.waitFor("me", showing: "this is page 3", "room on 2/5")
 
@@ -155,7 +156,8 @@ struct PagerTests {
                 try await tmux.type("t", try pagerCommand(daemon), enter: true)
                 try await tmux.waitFor("t", showing: "alpha", "page 1/2")
 
-                try await tmux.type("t", "9g")
+                try await tmux.type("t", ":9")
+                try await tmux.press("t", "Enter")
                 try await tmux.waitFor("t", showing: "no page 9", "page 1/2")
 
                 try await tmux.type("t", "/gam")
@@ -409,6 +411,10 @@ struct PagerTests {
 
                 try await tmux.press("reader", "End")
                 try await tmux.waitFor("reader", showing: "lines 33-41/41")
+                // A follower is a reader too: the first Space at the end only says what the next one does.
+                try await tmux.press("reader", "Space")
+                try await tmux.waitFor("reader", showing: "Space again turns the page for everyone (2 readers)")
+                #expect(try await tmux.screen("other").contains("line 1 of page one"))
                 try await tmux.press("reader", "Space")
                 try await tmux.waitFor("other", showing: "page two", "page 2/2", "by ann")
                 try await tmux.waitFor("reader", showing: "page two", "page 2/2")

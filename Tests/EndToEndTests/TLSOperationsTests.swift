@@ -204,7 +204,7 @@ struct TLSOperationsTests {
                 try await tmux.waitFor("tls", showing: "this is page 3", "page 3/5")
 
                 // The TLS pager turns the page; the plaintext client sees who did it.
-                try await tmux.press("tls", "Space")
+                try await tmux.type("tls", "]")
                 let event = try await plain.pageEvent(4)
                 #expect(event.page == 4 && event["by"] == "tess", "\(event)")
                 try await tmux.waitFor("tls", showing: "this is page 4", "page 4/5")

@@ -11,6 +11,11 @@ func pageEvent(room: String = "guide", page: Int, pages: Int = 6, version: UInt6
     "PAGE room=\(room) page=\(page) pages=\(pages) version=\(version) by=\(by) doc=\(doc)"
 }
 
+func statusReply(room: String = "guide", page: Int, pages: Int = 6, version: UInt64, doc: String = "d1", clients: Int,
+                 control: Bool = true) -> String {
+    "OK room=\(room) page=\(page) pages=\(pages) version=\(version) by=- doc=\(doc) epoch=e wrap=no control=\(control ? "yes" : "no") clients=\(clients)"
+}
+
 func textReply(page: Int, pages: Int = 6, doc: String = "d1", _ lines: [String]) -> [String] {
     ["OK TEXT page=\(page) pages=\(pages) doc=\(doc) bytes=10 lines=\(lines.count) truncated=no"]
         + lines.map { $0.hasPrefix(".") ? "." + $0 : $0 } + ["."]
@@ -165,7 +170,7 @@ struct Harness {
 @Suite struct NavigationTests {
     @Test func nextSendsConditionalCommandAndWaitsForTheServer() {
         var h = Harness(hello: hello(page: 1, version: 7))
-        h.type(" ")
+        h.type("]")
         #expect(h.sent() == ["NEXT IF 7"])
         #expect(h.model.room?.page == 1)  // no optimistic move
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "NEXT IF 7")
@@ -179,17 +184,30 @@ struct Harness {
         #expect(h.sent() == [])
     }
 
-    @Test(arguments: [Key.char(" "), .char("f"), .pageDown, .char("]")])
-    func nextKeys(_ key: Key) {
+    @Test("] [ :n :p turn the page at once, <n>] n pages on", arguments: [
+        ("]", "NEXT IF 3"), ("[", "PREV IF 3"), (":n", "NEXT IF 3"), (":p", "PREV IF 3"), ("3]", "GOTO 5 IF 3"), ("2[", "GOTO 1 IF 3"),
+    ])
+    func nextAndPreviousKeys(_ keys: String, _ command: String) {
+        var h = Harness(hello: hello(page: 2, version: 3))
+        h.type(keys)
+        #expect(h.sent() == [command])
+    }
+
+    @Test("the edge keys in a room of one: STATUS first, then the turn", arguments: [Key.char(" "), .char("f"), .pageDown])
+    func nextKeysAtTheEnd(_ key: Key) {
         var h = Harness(hello: hello(page: 2, version: 3))
         h.keys(key)
+        #expect(h.sent() == ["STATUS"])
+        h.server(statusReply(page: 2, version: 3, clients: 1))
         #expect(h.sent() == ["NEXT IF 3"])
     }
 
-    @Test(arguments: [Key.char("b"), .pageUp, .char("[")])
-    func previousKeys(_ key: Key) {
+    @Test(arguments: [Key.char("b"), .pageUp])
+    func previousKeysAtTheTop(_ key: Key) {
         var h = Harness(hello: hello(page: 2, version: 3))
         h.keys(key)
+        #expect(h.sent() == ["STATUS"])
+        h.server(statusReply(page: 2, version: 3, clients: 1))
         #expect(h.sent() == ["PREV IF 3"])
     }
 
@@ -203,25 +221,34 @@ struct Harness {
         #expect(h.sent() == ["LAST IF 4"])
         h.reply("OK page=6 pages=6 version=5")
         _ = h.sent()
-        h.type("4g")
+        h.type(":4")
+        #expect(h.model.statusText() == ":4 · Enter: page 4")
+        h.keys(.enter)
         #expect(h.sent() == ["GOTO 4 IF 5"])
         h.reply("OK page=4 pages=6 version=6")
         _ = h.sent()
+        h.type(":")
+        #expect(h.model.statusText().hasPrefix(": · n p: next, previous page"))
         h.type("2")
-        #expect(h.model.statusText().hasPrefix("2 · g: go to page 2"))
         h.keys(.enter)
         #expect(h.sent() == ["GOTO 2 IF 6"])
         h.reply("OK page=2 pages=6 version=7")
         _ = h.sent()
-        h.type("15")
+        h.type(":15")
         h.keys(.backspace)
-        h.type("G")
+        h.keys(.enter)
         #expect(h.sent() == ["GOTO 1 IF 7"])
+        h.type(":x")
+        #expect(h.model.message == "not a pagesync command: :x · :n :p :<page> Enter")
+        h.type(":")
+        h.keys(.escape)
+        #expect(h.model.statusText().hasPrefix("guide · page 2/6"), "Esc closes the prompt")
     }
 
     @Test func gotoPastTheEndAsksAndShowsTheError() {
         var h = Harness(hello: hello(page: 1, version: 0))
-        h.type("9g")
+        h.type(":9")
+        h.keys(.enter)
         #expect(h.sent() == ["GOTO 9 IF 0"])
         h.reply("ERR 404 no page 9: this document has 6 pages")
         #expect(h.model.message == "no page 9: this document has 6 pages")
@@ -236,14 +263,16 @@ struct Harness {
         #expect(h.sent() == [])
         h.type("]")
         #expect(h.sent() == ["NEXT IF 0"])
-        h.type("0g")
+        h.type(":0")
+        h.keys(.enter)
         #expect(h.model.message == "page numbers start at 1")
     }
 
     @Test func movesThatGoNowhereAreNotSent() {
         var h = Harness(hello: hello(page: 1, version: 0))
         h.type("{")
-        h.type("1g")
+        h.type(":1")
+        h.keys(.enter)
         h.type("b")
         #expect(h.sent() == [])
         #expect(h.model.message == "already on the first page")
@@ -257,13 +286,13 @@ struct Harness {
 
     @Test func wrappingRoomSendsNextOnTheLastPage() {
         var h = Harness(hello: hello(page: 6, version: 2, wrap: true))
-        h.type(" ")
+        h.type("]")
         #expect(h.sent() == ["NEXT IF 2"])
     }
 
     @Test func heldKeyCoalescesIntoOneRequest() {
         var h = Harness(hello: hello(page: 1, version: 10))
-        h.type("    ")  // four presses
+        h.type("]]]]")  // four presses
         #expect(h.sent() == ["NEXT IF 10"])
         h.reply("OK page=2 pages=6 version=11")
         // The three presses made meanwhile go out as one request from the fresh state;
@@ -276,8 +305,8 @@ struct Harness {
 
     @Test func netZeroPressesSendNothingMore() {
         var h = Harness(hello: hello(page: 3, version: 1))
-        h.type(" ")
-        h.type(" bb ")
+        h.type("]")
+        h.type("][[]")
         h.reply("OK page=4 pages=6 version=2")
         #expect(h.sent().filter { !$0.hasPrefix("TEXT") } == ["NEXT IF 1"])
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
@@ -285,35 +314,36 @@ struct Harness {
 
     @Test func coalescedPressesBecomeNextWhenNetOne() {
         var h = Harness(hello: hello(page: 3, version: 1))
-        h.type(" ")
-        h.type("  b")
+        h.type("]")
+        h.type("]][")
         h.reply("OK page=4 pages=6 version=2")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "NEXT IF 2")
     }
 
     @Test func coalescedPressesClampAtTheEnd() {
         var h = Harness(hello: hello(page: 4, version: 1))
-        h.type("     ")
+        h.type("]]]]]")
         h.reply("OK page=5 pages=6 version=2")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 6 IF 2")
     }
 
     @Test func coalescedPressesWrapInAWrappingRoom() {
         var h = Harness(hello: hello(page: 5, version: 1, wrap: true))
-        h.type("   ")
+        h.type("]]]")
         h.reply("OK page=6 pages=6 version=2")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 2 IF 2")
     }
 
     @Test func gotoAfterPressesReplacesThemAndLaterPressesAddToIt() {
         var h = Harness(hello: hello(page: 1, version: 1))
-        h.type("  ")
-        h.type("5g")
-        h.type(" ")
+        h.type("]]")
+        h.type(":5")
+        h.keys(.enter)
+        h.type("]")
         h.reply("OK page=2 pages=6 version=2")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 6 IF 2")
         var i = Harness(hello: hello(page: 3, version: 1))
-        i.type(" ")
+        i.type("]")
         i.type("{")
         i.reply("OK page=4 pages=6 version=2")
         #expect(i.model.navigationInFlight == .navigate(.first, ifVersion: 2))
@@ -322,7 +352,7 @@ struct Harness {
     @Test func twoPeoplePressingNextMoveTheRoomOnce() {
         // Both saw page 3 at version 7; the other one's NEXT won.
         var h = Harness(hello: hello(page: 3, version: 7))
-        h.type(" ")
+        h.type("]")
         #expect(h.sent() == ["NEXT IF 7"])
         h.server(pageEvent(page: 4, version: 8, by: "bob"))
         h.reply("ERR 409 version is 8, not 7 page=4 pages=6 version=8 by=bob doc=d1")
@@ -335,7 +365,7 @@ struct Harness {
     @Test func conflictWithoutAPageChangeRetries() {
         // The version moved (say the document was reloaded) but the page did not: ask again.
         var h = Harness(hello: hello(page: 3, version: 7))
-        h.type(" ")
+        h.type("]")
         _ = h.sent()
         h.reply("ERR 409 version is 8, not 7 page=3 pages=6 version=8 by=- doc=d1")
         #expect(h.sent() == ["NEXT IF 8"])
@@ -343,7 +373,7 @@ struct Harness {
 
     @Test func conflictKeepsLaterPressesRelativeToTheFreshPage() {
         var h = Harness(hello: hello(page: 1, version: 7))
-        h.type("   ")  // one in flight, two pending
+        h.type("]]]")  // one in flight, two pending
         _ = h.sent()
         h.reply("ERR 409 version is 8, not 7 page=2 pages=6 version=8 by=bob doc=d1")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 4 IF 8")
@@ -351,7 +381,8 @@ struct Harness {
 
     @Test func conflictOnGotoRetriesTheSameTarget() {
         var h = Harness(hello: hello(page: 1, version: 7))
-        h.type("5g")
+        h.type(":5")
+        h.keys(.enter)
         _ = h.sent()
         h.reply("ERR 409 version is 9, not 7 page=2 pages=6 version=9 by=bob doc=d1")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == "GOTO 5 IF 9")
@@ -361,7 +392,7 @@ struct Harness {
 
     @Test func pastTheEndShowsTheErrorAndReconciles() {
         var h = Harness(hello: hello(page: 5, version: 7))
-        h.type(" ")
+        h.type("]")
         _ = h.sent()
         h.reply("ERR 416 already on the last page page=6 pages=6 version=8")
         #expect(h.model.room?.page == 6)
@@ -370,7 +401,7 @@ struct Harness {
 
     @Test func forbiddenDropsPendingPresses() {
         var h = Harness(hello: hello(page: 2, version: 7))
-        h.type("   ")
+        h.type("]]]")
         _ = h.sent()
         h.reply("ERR 403 this room needs a control token; send AUTH <token>")
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
@@ -384,7 +415,7 @@ struct Harness {
         var g = Harness()
         g.event(.connected)
         g.server(hello(page: 1, version: 0))
-        g.type(" ")
+        g.type("]")
         #expect(g.sent() == ["TEXT 1", "NEXT IF 0"])
         g.server(textReply(page: 1, ["first"]))
         g.server("OK page=2 pages=6 version=1")
@@ -406,8 +437,10 @@ struct Harness {
         h.server(pageEvent(page: 6, version: 5))  // the room moves on; the view stays
         #expect(h.model.displayedPage == 4)
         #expect(h.model.screen()[0] == "four")
+        // At 80 columns your name gives way before the dots.
         #expect(h.model.statusText() == "guide · page 4/6 ○ ○ ○ ● ○ ○ · detached · room on 6/6 · F to follow")
-        h.type("{}5g")
+        h.type("{}:5")
+        h.keys(.enter)
         #expect(h.model.mode == .detached(viewPage: 5))
         #expect(h.sent().allSatisfy { $0.hasPrefix("TEXT") })
         h.type("F")
@@ -422,7 +455,8 @@ struct Harness {
         var h = Harness(hello: hello(page: 1, version: 4))
         h.type("Db")
         #expect(h.model.message == "already on the first page")
-        h.type("9g")
+        h.type(":9")
+        h.keys(.enter)
         #expect(h.model.message == "no page 9: this document has 6 pages")
         #expect(h.model.mode == .detached(viewPage: 1))
     }
@@ -435,7 +469,7 @@ struct Harness {
         h.server(textReply(page: 8, pages: 20, ["eight"]))
         let status = h.model.statusText()
         #expect(status.contains("room on 7/20 · F to follow"))
-        #expect(status.contains("page 8/20"))
+        #expect(status.contains("page  8/20"))
         h.type("p")
         #expect(h.sent() == [])
         #expect(h.model.message == "pulling the room needs control (start pagesync with --token)")
@@ -565,17 +599,17 @@ struct Harness {
 
     @Test func reconnectResetsTheRequestInFlight() {
         var h = Harness(hello: hello(page: 2, version: 4))
-        h.type("   ")
+        h.type("]]]")
         #expect(h.sent() == ["NEXT IF 4"])
         h.event(.disconnected(reason: "connection reset"))
         #expect(h.model.navigationInFlight.map(CommandEncoder.line) == nil)
-        h.type(" ")
+        h.type("]")
         #expect(h.sent() == [])
         #expect(h.model.message == "not connected: page turns need the server")
         h.event(.connected)
         h.server(hello(page: 3, version: 5))  // the lost NEXT did happen
         #expect(h.sent() == ["TEXT 3"])  // nothing else: pending presses were dropped
-        h.type(" ")
+        h.type("]")
         #expect(h.sent() == ["NEXT IF 5"])
     }
 
@@ -594,7 +628,7 @@ struct Harness {
         h.event(.connected)
         h.server(hello(room: "guide", page: 1, version: 0))
         #expect(h.sent() == ["NAME ann", "JOIN slides", "AUTH s3cret"])
-        h.type(" ")  // pressed during the handshake: waits
+        h.type("]")  // pressed during the handshake: waits
         #expect(h.sent() == [])
         h.server("OK NAME ann")
         #expect(h.model.clientName == "ann")
@@ -687,19 +721,33 @@ struct Harness {
         #expect(h.model.scrollOffset == 0)
     }
 
-    @Test func joiningAnotherRoomStartsAtTheTopEvenOnTheSamePageNumber() {
-        var h = Harness(hello: hello(page: 2), text: long(30), options: PagerOptions(room: "guide", size: TerminalSize(columns: 40, rows: 11)))
-        h.keys(.char("9"), .char("j"))
-        #expect(h.model.scrollOffset == 9)
-        // Reconnected into the server's first room, then JOINed back: another document first.
+    @Test("a reconnect through the server's first room and a JOIN back keeps your line and columns")
+    func aReconnectThroughAnotherRoomKeepsYourPlace() {
+        var h = Harness(hello: hello(page: 2), text: long(30).map { $0 + String(repeating: ".", count: 60) },
+                        options: PagerOptions(room: "guide", size: TerminalSize(columns: 40, rows: 11)))
+        h.keys(.char("9"), .char("j"), .char("w"), .right, .right)
+        let offset = h.model.scrollOffset
+        #expect(offset == 4)  // 9 wrapped rows down: line 5 at the top, kept when w chops
+        #expect(h.model.sidewaysShift == 16)
+        // Reconnected into the server's first room (another document), then JOINed back.
         h.event(.disconnected(reason: "gone"))
         h.event(.connected)
         h.server(hello(room: "other", page: 2, doc: "o1"))
+        #expect(h.model.scrollOffset == 0, "the other room's page starts at its top")
         #expect(h.sent().contains("JOIN guide"))
         h.server("OK JOIN room=guide page=2 pages=6 version=0 by=- doc=d1 epoch= wrap=no control=yes")
         h.answerTexts()
         #expect(h.model.room?.name == "guide")
+        #expect(h.model.scrollOffset == offset)
+        #expect(h.model.sidewaysShift == 16)
+        #expect(h.model.screen()[0].hasPrefix("<"))
+        // A greeting on another page of the room starts at its top.
+        h.event(.disconnected(reason: "gone again"))
+        h.event(.connected)
+        h.server(hello(room: "guide", page: 3, version: 1))
+        h.answerTexts()
         #expect(h.model.scrollOffset == 0)
+        #expect(h.model.sidewaysShift == 0)
     }
 
     @Test func aLongPromptShowsItsEndWithinTheWidthEvenInWideCharacters() {

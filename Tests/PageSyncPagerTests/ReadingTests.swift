@@ -12,24 +12,44 @@ import PageSyncCore
         for k in [Key.char("G"), .char(">"), .end] { #expect(ReaderKeys.action(for: k, count: nil) == .bottom) }
         #expect(ReaderKeys.action(for: .char("d"), count: nil) == .halfDown(lines: nil))
         #expect(ReaderKeys.action(for: .char("u"), count: nil) == .halfUp(lines: nil))
+        for k in [Key.char("="), .ctrl("g")] { #expect(ReaderKeys.action(for: k, count: nil) == .info) }
     }
 
     @Test func roomKeys() {
-        #expect(ReaderKeys.action(for: .char("]"), count: nil) == .nextPage)
-        #expect(ReaderKeys.action(for: .char("["), count: nil) == .previousPage)
+        #expect(ReaderKeys.action(for: .char("]"), count: nil) == .nextPage(1))
+        #expect(ReaderKeys.action(for: .char("["), count: nil) == .previousPage(1))
         #expect(ReaderKeys.action(for: .char("{"), count: nil) == .firstPage)
         #expect(ReaderKeys.action(for: .char("}"), count: nil) == .lastPage)
+        #expect(ReaderKeys.action(for: .char(":"), count: nil) == .startPageCommand)
+        #expect(ReaderKeys.action(for: .char("p"), count: nil) == .pull)
     }
 
-    @Test func countsGoToTheKey() {
+    @Test("a count goes to the key as in less: lines for g G Enter, percent for % and p, pages for ] [")
+    func countsGoToTheKey() {
         #expect(ReaderKeys.action(for: .char(" "), count: 5) == .forward(lines: 5))
         #expect(ReaderKeys.action(for: .char("b"), count: 5) == .backward(lines: 5))
         #expect(ReaderKeys.action(for: .char("j"), count: 7) == .lineDown(7))
         #expect(ReaderKeys.action(for: .char("k"), count: 7) == .lineUp(7))
-        #expect(ReaderKeys.action(for: .char("g"), count: 3) == .gotoPage(3))
-        #expect(ReaderKeys.action(for: .char("G"), count: 3) == .gotoPage(3))
-        #expect(ReaderKeys.action(for: .enter, count: 3) == .gotoPage(3))
-        #expect(ReaderKeys.action(for: .char("z"), count: 3) == ReaderAction.none)
+        #expect(ReaderKeys.action(for: .enter, count: 5) == .lineDown(5))
+        for k in [Key.char("g"), .char("G"), .char("<"), .char(">"), .home, .end] {
+            #expect(ReaderKeys.action(for: k, count: 20) == .gotoLine(20))
+        }
+        #expect(ReaderKeys.action(for: .char("%"), count: 50) == .percent(50))
+        #expect(ReaderKeys.action(for: .char("p"), count: 50) == .percent(50), "50p is less's 50%, never a pull")
+        #expect(ReaderKeys.action(for: .char("]"), count: 3) == .nextPage(3))
+        #expect(ReaderKeys.action(for: .char("["), count: 3) == .previousPage(3))
+        #expect(ReaderKeys.action(for: .char("z"), count: 3) == .unknown(.char("z")))
+    }
+
+    @Test("keys pagesync has no use for are named; Esc is silent")
+    func unknownKeys() {
+        for k in [Key.char("m"), .char("'"), .char("v"), .char("!"), .tab, .ctrl("x"), .backspace] {
+            #expect(ReaderKeys.action(for: k, count: nil) == .unknown(k))
+        }
+        #expect(ReaderKeys.action(for: .escape, count: nil) == ReaderAction.none)
+        #expect(ReaderKeys.name(of: .ctrl("x")) == "Ctrl-X")
+        #expect(ReaderKeys.name(of: .char("m")) == "m")
+        #expect(ReaderKeys.name(of: .tab) == "Tab")
     }
 }
 
@@ -110,7 +130,9 @@ import PageSyncCore
         #expect(h.model.statusText().contains("lines 12-20/20 100% end"))
         #expect(h.sent() == [])
         h.type("f")
-        #expect(h.sent() == ["NEXT IF 3"])
+        #expect(h.sent() == ["STATUS"])  // how many read here?
+        h.server(statusReply(page: 1, version: 3, clients: 1))
+        #expect(h.sent() == ["NEXT IF 3"])  // nobody else: one press turns
         h.reply("OK page=2 pages=6 version=4")
         #expect(h.model.scrollOffset == 0)
     }
@@ -125,7 +147,37 @@ import PageSyncCore
         #expect(h.model.scrollOffset == 0)
         #expect(h.sent() == [])
         h.type("b")
+        #expect(h.sent() == ["STATUS"])
+        h.server(statusReply(page: 2, version: 3, clients: 1))
         #expect(h.sent() == ["PREV IF 3"])
+        h.reply("OK page=1 pages=6 version=4")
+        h.answerTexts()
+        #expect(h.model.screen()[0] == "text of page 1")
+    }
+
+    @Test("b that turns back shows the previous page from its end, so reading backwards is continuous")
+    func bTurnsBackToTheEndOfThePreviousPage() {
+        var h = Harness(hello: hello(page: 2, version: 3), text: long(20), options: small)
+        h.type("b")
+        h.server(statusReply(page: 2, version: 3, clients: 1))
+        #expect(h.sent() == ["STATUS", "PREV IF 3"])
+        h.server("OK page=1 pages=6 version=4")
+        #expect(h.sent() == ["TEXT 1"])
+        h.server(textReply(page: 1, long(30)))
+        #expect(h.model.screen()[8] == "row 30")
+        #expect(h.model.statusText().contains("lines 22-30/30 100% end"))
+        // [ turns back too, but opens at the top, as any page turn does.
+        var i = Harness(hello: hello(page: 2, version: 3), text: long(20), options: small)
+        i.type("[")
+        i.reply("OK page=1 pages=6 version=4")
+        i.server(textReply(page: 1, long(30)))
+        #expect(i.model.scrollOffset == 0)
+        // Detached, b browses back and opens the page at its end as well.
+        var d = Harness(hello: hello(page: 2, version: 3), text: long(20), options: small)
+        d.type("Db")
+        #expect(d.model.mode == .detached(viewPage: 1))
+        d.server(textReply(page: 1, long(30)))
+        #expect(d.model.screen()[8] == "row 30")
     }
 
     @Test func topBottomAndCountedLinesMoveOnlyTheScreen() {
@@ -164,7 +216,8 @@ import PageSyncCore
         var h = Harness(hello: hello(page: 2, version: 3), text: ["short"], options: options)
         h.type(" ")
         #expect(h.model.message == "follower only (--follow): browsing on your own")
-        h.type("]}{3g")
+        h.type("]}{:3")
+        h.keys(.enter)
         #expect(h.sent().allSatisfy { $0.hasPrefix("TEXT") })
         #expect(h.model.mode == .detached(viewPage: 3))
         #expect(!h.model.statusText().contains("⚑"), "no control mark for a follower")
@@ -200,7 +253,10 @@ import PageSyncCore
         h.event(.disconnected(reason: "the server closed the connection"))
         h.event(.disconnected(reason: "TLS: unknown CA"))
         #expect(h.model.message == "TLS: unknown CA · server: server shutting down")
-        #expect(h.model.statusText().contains("reconnecting… · TLS: unknown CA"), "\(h.model.statusText())")
+        // In full at 80 columns: the reason outranks the follow state ("reconnecting…").
+        #expect(h.model.statusText() == "guide · page 1/6 · TLS: unknown CA · server: server shutting down", "\(h.model.statusText())")
+        h.event(.resized(TerminalSize(columns: 100, rows: 24)))
+        #expect(h.model.statusText().contains("reconnecting… · TLS: unknown CA · server: server shutting down"), "\(h.model.statusText())")
         h.event(.disconnected(reason: "connection refused"))
         #expect(h.model.message == "server: server shutting down")
     }

@@ -201,7 +201,8 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.message == #"/a\(b: line 2"#)
     }
 
-    @Test func nGoesOnToTheNextPageDetached() {
+    @Test("n past the page's last match searches on through the document without moving, then shows the match detached")
+    func nGoesOnToTheNextMatchThroughTheDocument() {
         var lines = long(20)
         lines[2] = "needle on page 1"
         // Wide enough for the whole status line: detached, where the room is, and the message.
@@ -210,50 +211,70 @@ private let off = SearchHighlighter.markOff
         h.keys(.enter)
         #expect(h.model.mode == .following)
         h.type("n")
-        // Page 1 has no further match: on to page 2, on our own.
-        #expect(h.model.mode == .detached(viewPage: 2))
+        // Page 1 has no further match: page 2 is asked for and searched; the view stays.
+        #expect(h.model.mode == .following)
         #expect(h.sent() == ["TEXT 2"])
-        #expect(h.model.message == "searching page 2 for needle…")
+        #expect(h.model.message == "/needle: searching page 2 of 4… (Esc stops)")
         h.server(textReply(page: 2, pages: 4, ["nothing here"]))
-        #expect(h.model.mode == .detached(viewPage: 3))
-        #expect(h.sent().last == "TEXT 3")
+        #expect(h.model.mode == .following)
+        #expect(h.sent() == ["TEXT 3"])
         var page3 = long(30)
         page3[24] = "a Needle, a needle"
         h.server(textReply(page: 3, pages: 4, page3))
         #expect(h.model.mode == .detached(viewPage: 3))
-        #expect(h.model.message == "/needle: page 3 line 25 · the search detached you")
+        #expect(h.model.message == "/needle: page 3 line 25 · the search detached you (F follows)")
         #expect(h.model.statusText().contains("detached · room on 1/4 · F to follow"))
         #expect(h.model.scrollOffset == 20)  // 30 rows, 10 visible: clamped
         #expect(!h.sent().contains { $0.hasPrefix("NEXT") || $0.hasPrefix("GOTO") })  // the room never moved
-        // Past the last page: not found, and the view goes back to the match it left, as in less.
+        // Past the last page: not found, and the view stays on the match, as in less.
         h.type("n")
-        #expect(h.model.mode == .detached(viewPage: 4))
+        #expect(h.sent() == ["TEXT 4"])
         h.server(textReply(page: 4, pages: 4, ["end"]))
         #expect(h.model.message == "pattern not found: needle (pages 3–4)")
         #expect(h.model.mode == .detached(viewPage: 3))
         #expect(h.model.scrollOffset == 20)
-        // N goes back from that match: page 2 has none, page 1 has one (both still held).
+        // N goes back from that match: page 2 has none, page 1 has one (both held: nothing asked).
         h.type("N")
+        #expect(h.sent() == [])
         #expect(h.model.mode == .detached(viewPage: 1))
-        #expect(h.model.message == "/needle: page 1 line 3 · the search detached you")
+        #expect(h.model.message == "/needle: page 1 line 3 · the search detached you (F follows)")
         h.type("F")
         #expect(h.model.mode == .following)
         #expect(h.model.displayedPage == 1)
     }
 
+    @Test("/ says where the next match is on another page, and n goes there")
+    func aNewSearchSaysWhereTheMatchIs() {
+        var h = Harness(hello: hello(page: 2, pages: 3), text: ["abc"], options: PagerOptions(size: TerminalSize(columns: 120, rows: 11)))
+        h.type("/zzz")
+        h.keys(.enter)
+        #expect(h.sent() == ["TEXT 3"])
+        h.server(textReply(page: 3, pages: 3, ["one", "a zzz here"]))
+        #expect(h.model.message == "/zzz: not on this page; on page 3, line 2 · n goes there")
+        #expect(h.model.mode == .following)
+        h.type("n")
+        #expect(h.sent() == [])
+        #expect(h.model.mode == .detached(viewPage: 3))
+        #expect(h.model.message == "/zzz: page 3 line 2 · the search detached you (F follows)")
+        // Backward, from page 2: page 1 is asked for; not found there.
+        var i = Harness(hello: hello(page: 2, pages: 3), text: ["abc"], options: small)
+        i.type("?zzz")
+        i.keys(.enter)
+        #expect(i.sent() == ["TEXT 1"])
+        i.server(textReply(page: 1, pages: 3, ["no"]))
+        #expect(i.model.message == "pattern not found: zzz (pages 1–2)")
+        #expect(i.model.mode == .following)
+    }
+
     @Test func aSearchThatFindsNothingLeavesYouWhereYouWere() {
-        // Following on page 2, scrolled down: n looks through pages 3 and 4 and finds nothing.
-        // You are back on the room's page, following, at the same line, as less stays put.
+        // Following on page 2, scrolled down: the search looks through pages 3 and 4 and finds nothing.
         var h = Harness(hello: hello(page: 2, pages: 4), text: long(30), options: small)
         h.keys(.char("5"), .char("j"))
         #expect(h.model.scrollOffset == 5)
         h.type("/zzz")
         h.keys(.enter)
-        #expect(h.model.message == "not on this page: zzz · n searches the next pages")
-        h.type("n")
-        #expect(h.model.mode == .detached(viewPage: 3))
+        #expect(h.sent() == ["TEXT 3"])
         h.server(textReply(page: 3, pages: 4, long(12)))
-        #expect(h.model.mode == .detached(viewPage: 4))
         h.server(textReply(page: 4, pages: 4, long(12)))
         #expect(h.model.message == "pattern not found: zzz (pages 2–4)")
         #expect(h.model.mode == .following)
@@ -262,37 +283,35 @@ private let off = SearchHighlighter.markOff
         #expect(h.model.screen()[0] == "row 6")
     }
 
-    @Test func aSearchThatFindsNothingThroughMorePagesThanTheCacheHoldsStillComesBackToYourLine() {
-        // 30 pages: the search passes more pages than the pager keeps (24), so page 2's text is
-        // gone by the end and comes back from the server; the line comes back with it.
+    @Test func aSearchThroughMorePagesThanTheCacheHoldsKeepsYourPage() {
+        // 30 pages: the search passes more pages than the pager keeps (24); the page on screen stays held.
         var h = Harness(hello: hello(page: 2, pages: 30), text: long(30), options: small)
         h.keys(.char("5"), .char("j"))
-        #expect(h.model.scrollOffset == 5)
         h.type("/zzz")
         h.keys(.enter)
-        h.type("n")
         for page in 3...30 { h.server(textReply(page: page, pages: 30, long(12))) }
         #expect(h.model.message == "pattern not found: zzz (pages 2–30)")
         #expect(h.model.mode == .following)
         #expect(h.model.displayedPage == 2)
-        h.server(textReply(page: 2, pages: 30, long(30)))
+        #expect(!h.sent().contains("TEXT 2"))
         #expect(h.model.scrollOffset == 5)
         #expect(h.model.screen()[0] == "row 6")
     }
 
-    @Test func aSearchThatFindsNothingFollowsTheRoomAgainWhereverItWent() {
+    @Test func aSearchGoesOnWhileTheRoomMoves() {
         var h = Harness(hello: hello(page: 2, pages: 4), text: long(30), options: small)
         h.type("/zzz")
         h.keys(.enter)
-        h.type("n")
-        #expect(h.model.mode == .detached(viewPage: 3))
+        #expect(h.sent() == ["TEXT 3"])
         h.server(pageEvent(page: 4, pages: 4, version: 1))  // the presenter turned meanwhile
+        #expect(h.sent() == ["TEXT 4"])  // for the screen
         h.server(textReply(page: 3, pages: 4, long(12)))
+        #expect(h.sent() == ["TEXT 4"])  // for the search: the screen's is not here yet
+        h.server(textReply(page: 4, pages: 4, long(12)))
         h.server(textReply(page: 4, pages: 4, long(12)))
         #expect(h.model.message == "pattern not found: zzz (pages 2–4)")
         #expect(h.model.mode == .following)
         #expect(h.model.displayedPage == 4)
-        #expect(h.model.scrollOffset == 0)
     }
 
     @Test func aBackwardSearchStartsAtTheBottomOfTheScreenAsInLess() {
@@ -353,29 +372,21 @@ private let off = SearchHighlighter.markOff
         #expect(h.sent() == [])
     }
 
-    @Test func aNewSearchStaysOnItsPage() {
-        var h = Harness(hello: hello(page: 2, pages: 3), text: ["abc"], options: small)
-        h.type("/zzz")
-        h.keys(.enter)
-        #expect(h.model.message == "not on this page: zzz · n searches the next pages")
-        h.type("?zzz")
-        h.keys(.enter)
-        #expect(h.model.message == "not on this page: zzz · n searches the previous pages")
-        #expect(h.model.mode == .following)
-        #expect(h.sent() == [])
-    }
-
-    @Test func aKeyStopsACrossPageSearch() {
+    @Test("scrolling leaves a search going through pages; Esc stops it")
+    func escStopsADocumentSearch() {
         var h = Harness(hello: hello(pages: 3), text: ["abc"], options: small)
         h.type("/zzz")
         h.keys(.enter)
-        #expect(h.model.mode == .following)
-        h.type("n")
-        #expect(h.model.mode == .detached(viewPage: 2))
+        #expect(h.sent() == ["TEXT 2"])
         h.type("j")
         h.server(textReply(page: 2, pages: 3, ["no"]))
-        #expect(h.model.mode == .detached(viewPage: 2))  // did not go on to page 3
-        #expect(!h.sent().contains("TEXT 3"))
+        #expect(h.sent() == ["TEXT 3"])
+        h.keys(.escape)
+        #expect(h.model.message == "search stopped at page 3 of 3")
+        h.server(textReply(page: 3, pages: 3, ["zzz"]))
+        #expect(h.model.mode == .following)
+        #expect(h.model.message == "search stopped at page 3 of 3")
+        #expect(h.sent() == [])
     }
 
     @Test func filterShowsOnlyMatchingLinesAndEmptyClears() {
