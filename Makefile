@@ -75,6 +75,9 @@ build:
 # MAN_FIX corrects what generate-manual gets wrong for a command without subcommands: it lists
 # argument-parser's implicit `help` subcommand (a "subcommand" in the synopsis and a `help` item),
 # and copies the blank lines between paragraphs of a discussion, which mdoc wants as .Pp.
+# A page with sections of its own in packaging/man (pagesync.1.environment: ENVIRONMENT, which
+# the argument parser has no place for) gets them before its EXIT STATUS. generate-manual drops
+# every non-ASCII character, so the --help text it reads names keys in ASCII (Left, Right).
 # The end-to-end tests render the result with `man --warnings` and check its synopsis.
 MAN_FIX := -e '/^\.Ar subcommand$$/d' -e '/^\.It Em help$$/,/^\.El$$/d' -e 's/^$$/.Pp/'
 man: $(if $(NO_BUILD),,build)
@@ -85,7 +88,10 @@ man: $(if $(NO_BUILD),,build)
 	$$tool "$$bin/pagesyncd" --section 8 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \
 	$$tool "$$bin/pagesync" --section 1 --date $(MAN_DATE) --output-directory $(MAN_OUT)/raw && \
 	for page in pagesyncd.8 pagesync.1; do \
-		sed $(MAN_FIX) "$(MAN_OUT)/raw/$$page" > "$(MAN_OUT)/$$page" || exit 1; \
+		extra=packaging/man/$$page.environment; [ -f "$$extra" ] || extra=/dev/null; \
+		sed $(MAN_FIX) "$(MAN_OUT)/raw/$$page" | \
+			awk -v extra="$$extra" '/^\.Sh "EXIT STATUS"$$/ { while ((getline l < extra) > 0) print l } { print }' \
+			> "$(MAN_OUT)/$$page" || exit 1; \
 		echo "  MAN  $(MAN_OUT)/$$page"; \
 	done
 

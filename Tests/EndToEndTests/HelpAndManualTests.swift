@@ -97,12 +97,12 @@ struct HelpAndManualTests {
         return FileManager.default.fileExists(atPath: url.path) ? url : nil
     }
 
-    @Test("man --warnings renders each generated page without a warning, with a true synopsis",
-          arguments: [("pagesyncd.8", "pagesyncd"), ("pagesync.1", "pagesync")])
-    func manualPages(page: String, program: String) async throws {
+    /// Generated page `page` as `man --warnings` renders it at 100 columns, overstrike removed; nil
+    /// (the test skipped) when `make man` has not run. Expects no warning.
+    static func renderedManual(_ page: String) throws -> String? {
         guard let url = Self.manualPage(page) else {
             cannotRunHere(skipped: "no .build/man/\(page); run `make man` first", underCI: "no .build/man/\(page): scripts/test runs `make man`")
-            return
+            return nil
         }
         let man = try #require(SystemdE2E.which("man"), "man is not installed (scripts/test installs man-db)")
         var environment = ProcessInfo.processInfo.environment
@@ -111,8 +111,13 @@ struct HelpAndManualTests {
         let result = try SystemdE2E.run(man, ["--warnings", "-E", "UTF-8", "-l", url.path], environment: environment)
         #expect(result.status == 0, "man -l \(page) failed: \(result.stderr)")
         #expect(result.stderr.isEmpty, "man --warnings -l \(page):\n\(result.stderr)")
+        return result.stdout.replacingOccurrences(of: "\u{8}.", with: "")
+    }
 
-        let rendered = result.stdout.replacingOccurrences(of: "\u{8}.", with: "")
+    @Test("man --warnings renders each generated page without a warning, with a true synopsis",
+          arguments: [("pagesyncd.8", "pagesyncd"), ("pagesync.1", "pagesync")])
+    func manualPages(page: String, program: String) async throws {
+        guard let rendered = try Self.renderedManual(page) else { return }
         let lines = rendered.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let start = try #require(lines.firstIndex(of: "SYNOPSIS"), "no SYNOPSIS in:\n\(rendered)")
         let synopsis = lines[(start + 1)...].prefix { !$0.isEmpty }.joined(separator: " ")
@@ -124,6 +129,30 @@ struct HelpAndManualTests {
         let binary = program == "pagesyncd" ? try Binaries.pagesyncd() : try Binaries.path(of: program)
         for key in try await Self.help(of: binary).keys where key.hasPrefix("--") && key != "--help" {
             #expect(rendered.contains(key), "\(page) does not describe \(key)")
+        }
+    }
+
+    @Test("--help is ASCII, so the man page generator (which drops every other character) keeps every key",
+          arguments: ["pagesyncd", "pagesync"])
+    func helpIsASCII(program: String) async throws {
+        let binary = program == "pagesyncd" ? try Binaries.pagesyncd() : try Binaries.path(of: program)
+        let result = try await runProcess(binary, ["--help"])
+        #expect(result.status == 0, "\(result.output)")
+        for line in result.output.split(separator: "\n") where !line.unicodeScalars.allSatisfy(\.isASCII) {
+            Issue.record("\(program) --help: a character generate-manual drops: \(line)")
+        }
+    }
+
+    @Test("pagesync(1) names its arrow keys and has an ENVIRONMENT section for PAGESYNC_SERVER and PAGESYNC_TOKEN")
+    func pagerManualKeysAndEnvironment() async throws {
+        guard let rendered = try Self.renderedManual("pagesync.1") else { return }
+        let lines = rendered.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.contains { $0.contains("j k Down Up") }, "\(rendered)")
+        #expect(lines.contains { $0.contains("Left Right") && $0.contains("sideways") }, "\(rendered)")
+        let start = try #require(lines.firstIndex(of: "ENVIRONMENT"), "no ENVIRONMENT in:\n\(rendered)")
+        let section = lines[(start + 1)...].prefix { $0.isEmpty || $0.hasPrefix(" ") }.joined(separator: "\n")
+        for variable in ["PAGESYNC_SERVER", "PAGESYNC_TOKEN", "NO_COLOR", "TERM"] {
+            #expect(section.contains(variable), "ENVIRONMENT does not name \(variable):\n\(section)")
         }
     }
 
