@@ -34,7 +34,7 @@ package enum BuiltinGuide {
         the page, every screen follows.
 
         Turn the page with ] in the pager (or Space on the last screen of a
-        page), or from any shell:
+        page: twice when others read here), or from any shell:
 
             printf 'next\\n' | nc -q1 \(host) \(port)
 
@@ -79,9 +79,10 @@ package enum BuiltinGuide {
 
             pagesyncd --listen \(address) notes.txt slides.md
 
-        Pages split at form feeds, and Markdown (.md) at lines ---;
-        --split separator:--- or --split lines:40 sets it for every file.
-        The pager renders Markdown: headings, lists, code and tables.
+        Pages split at form feeds, and Markdown (.md) at its top-level
+        --- rules (else at its headings); --split headings, --split lines:40
+        and others set it for every file. The pager renders Markdown:
+        headings, lists, code and tables.
 
         """,
         """
