@@ -7,11 +7,12 @@ public func fuzzPagination(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let selector = data[0]
     let document = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let pagination: Pagination
-    switch selector % 4 {
+    switch selector % 5 {
     case 0: pagination = .formFeed
-    case 1: pagination = .lines(Int(selector / 4) % 7 + 1)
+    case 1: pagination = .lines(Int(selector / 5) % 7 + 1)
     case 2: pagination = .separator("---")
-    default: pagination = .separator(String(decoding: document.prefix(Int(selector / 4) % 5), as: UTF8.self))
+    case 3: pagination = .headings
+    default: pagination = .separator(String(decoding: document.prefix(Int(selector / 5) % 5), as: UTF8.self))
     }
     if let parsed = Pagination(parsing: pagination.description) { _ = parsed.description }
     _ = Pagination(parsing: String(decoding: document.prefix(40), as: UTF8.self))
