@@ -260,10 +260,10 @@ public struct PagerModel: Sendable {
         case .follow: follow(&fx)
         case .detach: detach()
         case .pull: pull(&fx)
-        case .info: message = info()
+        case .info: notice(info())  // asked for: in full
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))
-        case .unknown(let key): message = "not a pagesync key: \(ReaderKeys.name(of: key)) · h lists the keys"
+        case .unknown(let key): message = "\(ReaderKeys.name(of: key)): not a pagesync key (h lists them)"
         case .none:
             if documentSearch != nil { stopDocumentSearch() }  // Esc stops a search going through pages
             repaint = message != nil
@@ -286,7 +286,7 @@ public struct PagerModel: Sendable {
             perform(action, &fx, &ignoredRepaint)
         case .unknownCommand(let text):
             prompt = nil
-            message = "not a pagesync command: \(text) · :n :p :<page> Enter"
+            message = "\(text): not a pagesync command (:n :p :<page> Enter)"
         case .search(let text, let forward):
             prompt = nil
             if text.isEmpty {

@@ -28,7 +28,7 @@ public enum ConnectionState: Equatable, Sendable {
 /// The dots have a fixed width for a document (``PageIndicator``), and the page number is as wide
 /// as the page count (`page  7/23`), so the line never jumps as pages turn. When the width is
 /// short, parts give way by priority, the least first: who turned the page, your name, the dots
-/// (`page n/N` says the same), a hint (cut at a word, then
+/// (`page n/N` says the same), a hint (beside the short position, then cut at a word, then
 /// dropped), the position (`56%`, then nothing), the follow state (`room 7/12` when detached),
 /// a notice (an error, the server's reason while reconnecting, the warning before a page turn
 /// for everyone: cut only when nothing else is left to give), the room's name (cut). `page n/N`
@@ -114,7 +114,7 @@ public struct StatusLine: Equatable, Sendable {
         }
         if let position {
             let end = position.moreBelow ? " more↓" : " end"
-            forms[.position] = [position.text + end, "\(position.percent)%" + end]
+            forms[.position] = [position.text + end, position.shortText + end]
         }
         if let by { forms[.by] = ["by " + Self.clean(by)] }
         if let me { forms[.me] = ["you: " + Self.clean(me) + (control ? " ⚑" : "")] }
@@ -135,6 +135,12 @@ public struct StatusLine: Equatable, Sendable {
         var current = line()
         if DisplayWidth.of(current) <= width { return current }
         for part in Part.allCases {
+            // A hint that does not fit whole first gets the short position (`56% more↓`) beside it.
+            if part == .hint, text(.hint) != nil, level[.position, default: 0] == 0, forms[.position] != nil {
+                level[.position] = 1
+                current = line()
+                if DisplayWidth.of(current) <= width { return current }
+            }
             while let shown = text(part) {
                 // A message or the room's name is cut to what is left before it goes.
                 if [.hint, .notice, .name].contains(part) {
@@ -152,6 +158,7 @@ public struct StatusLine: Equatable, Sendable {
         }
         return Self.cut(current, toWidth: width)
     }
+
     /// Cuts `text` to `width` columns at a word boundary, ending with `…` when something was cut.
     /// A word is cut only when no boundary leaves anything before it.
     package static func cut(_ text: String, toWidth width: Int) -> String {

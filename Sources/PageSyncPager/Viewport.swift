@@ -84,6 +84,11 @@ public struct PagePosition: Equatable, Sendable {
         return "lines \(firstLine)-\(lastLine)/\(countKnown ? String(lineCount) : "?") \(percent)%"
     }
 
+    /// ``text`` when room is short: `80%`, or `47/6,678 match` under a filter.
+    public var shortText: String {
+        filtered.map { "\(Self.grouped($0.matching))/\(Self.grouped($0.total)) match" } ?? "\(percent)%"
+    }
+
     /// `6,678`: thousands set apart by commas.
     public static func grouped(_ n: Int) -> String {
         let digits = String(n.magnitude)

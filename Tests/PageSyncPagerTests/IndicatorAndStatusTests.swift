@@ -126,9 +126,11 @@ import PageSyncPager
         var s = line(by: nil)
         s.position = PagePosition(firstLine: 1, lastLine: 23, lineCount: 41, moreBelow: true)
         s.message = "not on this page: HISTFILE · n searches the next pages"
-        #expect(s.render(width: 100) == "guide · page 3/6 · following · lines 1-23/41 56% more↓ · not on this page: HISTFILE · n searches …")
-        #expect(s.render(width: 70) == "guide · page 3/6 · following · lines 1-23/41 56% more↓ · not on this …")
-        #expect(s.render(width: 60) == "guide · page 3/6 · following · lines 1-23/41 56% more↓")
+        #expect(s.render(width: 120) == "guide · page 3/6 · following · lines 1-23/41 56% more↓ · not on this page: HISTFILE · n searches the next pages")
+        #expect(s.render(width: 100) == "guide · page 3/6 · following · 56% more↓ · not on this page: HISTFILE · n searches the next pages",
+                "the short position makes room for the hint")
+        #expect(s.render(width: 70) == "guide · page 3/6 · following · 56% more↓ · not on this page: …")
+        #expect(s.render(width: 50) == "guide · page 3/6 · following · 56% more↓")
         s.urgent = true
         s.message = "Space again turns the page for everyone (5 readers)"
         #expect(s.render(width: 100) == "guide · page 3/6 · following · 56% more↓ · Space again turns the page for everyone (5 readers)")
@@ -176,6 +178,7 @@ import PageSyncPager
         var s = line(by: nil)
         s.position = position
         #expect(s.render(width: 100) == "guide · page 3/6 ○ ○ ● ○ ○ ○ · following · 47 of 6,678 lines match more↓")
+        #expect(position.shortText == "47/6,678 match")
         #expect(PagePosition.grouped(1_234_567) == "1,234,567" && PagePosition.grouped(999) == "999" && PagePosition.grouped(0) == "0")
     }
 

@@ -239,7 +239,7 @@ struct Harness {
         h.keys(.enter)
         #expect(h.sent() == ["GOTO 1 IF 7"])
         h.type(":x")
-        #expect(h.model.message == "not a pagesync command: :x · :n :p :<page> Enter")
+        #expect(h.model.message == ":x: not a pagesync command (:n :p :<page> Enter)")
         h.type(":")
         h.keys(.escape)
         #expect(h.model.statusText().hasPrefix("guide · page 2/6"), "Esc closes the prompt")

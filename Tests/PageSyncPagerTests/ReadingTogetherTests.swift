@@ -156,13 +156,15 @@ import PageSyncPager
     func unknownKeysAndInfo() {
         var h = Harness(hello: hello(page: 2, version: 3), text: long(100), options: small)
         h.type("m")
-        #expect(h.model.message == "not a pagesync key: m · h lists the keys")
+        #expect(h.model.message == "m: not a pagesync key (h lists them)")
+        #expect(h.model.statusText() == "guide · page 2/6 · following · lines 1-9/100 9% more↓ · m: not a pagesync key (h lists them)")
         h.keys(.ctrl("x"))
-        #expect(h.model.message == "not a pagesync key: Ctrl-X · h lists the keys")
+        #expect(h.model.message == "Ctrl-X: not a pagesync key (h lists them)")
         h.keys(.escape)
         #expect(h.model.message == nil)
         h.type("=")
         #expect(h.model.message == "guide · page 2 of 6 · lines 1-9/100 9% · an open room")
+        #expect(h.model.messageIsNotice, "asked for: shown in full")
     }
 
     @Test("the document's title names the room on the status line and in =")
@@ -183,7 +185,9 @@ import PageSyncPager
         var h = Harness(hello: hello(page: 2, version: 3), text: lines, options: small)
         h.type("&hit")
         h.keys(.enter)
-        #expect(h.model.statusText().contains("14 of 40 lines match more↓"), "\(h.model.statusText())")
+        #expect(h.model.statusText().contains("14/40 match more↓ · &hit: only matching lines show"), "\(h.model.statusText())")
+        h.type("j")
+        #expect(h.model.statusText().contains("· following · 14 of 40 lines match more↓"), "\(h.model.statusText())")
     }
 
     @Test("an edited page shorter than your line shows its last screen")
