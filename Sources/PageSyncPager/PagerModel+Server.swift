@@ -67,6 +67,7 @@ extension PagerModel {
         }
         connection = .connected
         attempts = 0
+        reconnectWait.reset()
         greeted = true
         farewell = nil
         outstanding = []
@@ -191,7 +192,7 @@ extension PagerModel {
         } else {
             notice(reason.isEmpty ? nil : reason)
         }
-        fx.append(.connect(afterMilliseconds: ReconnectBackoff.delay(attempt: attempts, unitRandom: jitter.next())))
+        fx.append(.connect(afterMilliseconds: Int(reconnectWait.next(unitRandom: jitter.next()))))
     }
 
     /// A new session's state: taken whatever its version. Back in the room you were reading when

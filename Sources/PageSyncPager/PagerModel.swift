@@ -45,7 +45,7 @@ import PageSyncCore
 /// On ``PagerEvent/disconnected(reason:)`` the screen stays, the status says "reconnecting…",
 /// requests in flight and pending presses are dropped (their fate is unknown; the next greeting
 /// tells the truth), and ``PagerEffect/connect(afterMilliseconds:)`` asks for a new attempt with
-/// ``ReconnectBackoff``. After each greeting the model sends `NAME`, `JOIN` (back to the room it
+/// ``reconnectWait`` (a jittered ``Backoff``). After each greeting the model sends `NAME`, `JOIN` (back to the room it
 /// was in, or `--room`) and `AUTH` as needed, and holds navigation until those are answered.
 /// Errors never end the pager: their text goes to the status line.
 ///
@@ -138,7 +138,11 @@ public struct PagerModel: Sendable {
     /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
     /// server full`), kept on the status line through refused reconnects until the next greeting.
     var farewell: String?
+    /// Reconnection attempts since the last greeting (the status line counts them).
     var attempts = 0
+    /// The wait before the next reconnection: 100 ms doubling to 5 s, jittered so that the
+    /// pagers of a room that lost its server do not all come back in the same millisecond.
+    var reconnectWait = Backoff(longestMilliseconds: 5_000)
     var rejoinRoom: String?
     var rowsCache = PageRowsCache()
     /// The page on screen when it is too long to hold whole: read in pieces (see ``PageWindow``).
