@@ -53,11 +53,14 @@ final class StreamIO: UVHandleOwner {
     /// The socket's descriptor once it is connected; -1 before, and always for other streams.
     private var socketDescriptor: Int32 = -1
 
-    /// Takes ownership of an initialized stream handle allocated with `HandleMemory.allocate`.
-    init(loop: EventLoop, stream: UnsafeMutablePointer<uv_stream_t>) {
+    /// Takes ownership of an initialized stream handle allocated with `HandleMemory.allocate`;
+    /// `isSocket` for a TCP handle. The caller made the handle and says so: comparing its type
+    /// with libuv's `UV_TCP` here stopped compiling in debug builds ("cannot find 'UV_TCP'")
+    /// once this module also imported CHTTPParser, while release builds still found it.
+    init(loop: EventLoop, stream: UnsafeMutablePointer<uv_stream_t>, isSocket: Bool) {
         self.loop = loop
         self.stream = stream
-        self.isSocket = stream.pointee.type == UV_TCP
+        self.isSocket = isSocket
         HandleMemory.attach(self, to: asHandle(stream))
     }
 

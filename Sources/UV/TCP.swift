@@ -101,7 +101,7 @@ public final class TCPConnection {
 
     init(loop: EventLoop, handle: UnsafeMutablePointer<uv_tcp_t>) {
         self.handle = handle
-        self.io = StreamIO(loop: loop, stream: asStream(handle))
+        self.io = StreamIO(loop: loop, stream: asStream(handle), isSocket: true)
     }
 
     func refreshPeer() {

@@ -35,7 +35,7 @@ public final class TTY {
             throw UVError(code: result)
         }
         self.handle = handle
-        self.io = StreamIO(loop: loop, stream: asStream(handle))
+        self.io = StreamIO(loop: loop, stream: asStream(handle), isSocket: false)
     }
 
     /// Sets the terminal's mode. Throws e.g. `ENOTTY` when the descriptor is not a terminal.
