@@ -20,22 +20,22 @@ extension Coordinator {
         let address = PeerAddress.host(ofPeer: session.connection.peerDescription)
         let now = MonotonicClock.milliseconds()
         let room = runtime.room.name
-        switch authLimiter.admit(address: address, connection: session.id, now: now) {
+        switch auth.limiter.admit(address: address, connection: session.id, now: now) {
         case .refuse(let retry, let close):
             metrics.authFailures &+= 1
-            logAuth(authLog.record(address: address, room: room, refused: true, now: now))
+            logAuth(auth.log.record(address: address, room: room, refused: true, now: now))
             stage(session, .bytes(Wire.error(ProtocolError(code: .tooManyAttempts, message: "too many attempts, retry in \(retry) s"))))
             if close { closeAfterAuthFailures(session) }
         case .check:
-            if tokenVerifier.matches(token, expected: expected) {
-                authLimiter.succeeded(address: address, connection: session.id)
+            if auth.verifier.matches(token, expected: expected) {
+                auth.limiter.succeeded(address: address, connection: session.id)
                 session.control = true
                 stage(session, .bytes(Wire.authorized()))
                 return
             }
             metrics.authFailures &+= 1
-            let failure = authLimiter.failed(address: address, connection: session.id, now: now)
-            logAuth(authLog.record(address: address, room: room, refused: false, now: now))
+            let failure = auth.limiter.failed(address: address, connection: session.id, now: now)
+            logAuth(auth.log.record(address: address, room: room, refused: false, now: now))
             let wait = failure.retryAfterSeconds > 0 ? "; retry in \(failure.retryAfterSeconds) s" : ""
             stage(session, .bytes(Wire.error(ProtocolError(code: .forbidden, message: "wrong token" + wait))))
             if failure.closeConnection { closeAfterAuthFailures(session) }
@@ -51,18 +51,18 @@ extension Coordinator {
     /// window is open.
     func logAuth(_ line: String?) {
         if let line { logger.notice("\(line)") }
-        guard authLogTimer == nil, !shuttingDown else { return }
+        guard auth.logTimer == nil, !shuttingDown else { return }
         let timer = UV.Timer(loop: loop)
         timer.start(afterMilliseconds: 1000, repeatMilliseconds: 1000) { self.flushAuthLog() }
-        authLogTimer = timer
+        auth.logTimer = timer
     }
 
     func flushAuthLog() {
         let now = MonotonicClock.milliseconds()
-        for line in authLog.flush(now: now) { logger.notice("\(line)") }
-        guard authLog.isEmpty else { return }
-        authLimiter.prune(now: now)
-        authLogTimer?.close()
-        authLogTimer = nil
+        for line in auth.log.flush(now: now) { logger.notice("\(line)") }
+        guard auth.log.isEmpty else { return }
+        auth.limiter.prune(now: now)
+        auth.logTimer?.close()
+        auth.logTimer = nil
     }
 }

@@ -176,7 +176,7 @@ extension Coordinator {
         session.runtime.release(session)
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).
-        authLimiter.connectionClosed(session.id)
+        auth.limiter.connectionClosed(session.id)
         // Ids are never reused either: a closed connection would otherwise stay in each sweep's
         // walk until that sweep noticed it was closed.
         admission.idle.remove(session.id)

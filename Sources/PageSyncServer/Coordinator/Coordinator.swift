@@ -77,10 +77,7 @@ public actor Coordinator {
     /// The rooms' documents watched for edits.
     var watching = DocumentWatching()
     /// AUTH rate limits, the token comparison (random key per process) and its log.
-    var authLimiter = AuthLimiter()
-    let tokenVerifier = TokenVerifier()
-    var authLog = AuthFailureLog()
-    var authLogTimer: UV.Timer?
+    var auth = AuthGate()
     /// `max-clients`, `max-clients-per-address` and `idle-timeout`.
     var admission = ClientAdmission()
     /// The idle sweep, running only while `idle-timeout` is on. A field of its own: every
@@ -273,8 +270,8 @@ public actor Coordinator {
         stopAuthority()
         hooks.statusTimer?.close()
         hooks.statusTimer = nil
-        authLogTimer?.close()
-        authLogTimer = nil
+        auth.logTimer?.close()
+        auth.logTimer = nil
         idleTimer?.close()
         idleTimer = nil
         tlsSide.handshakeTimer?.close()
