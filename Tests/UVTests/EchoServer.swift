@@ -50,27 +50,35 @@ func echo(_ loop: EventLoop, host: String = "127.0.0.1", port: Int, expecting ex
                   send: @escaping @Sendable (TCPConnection) -> Void) async throws -> [UInt8] {
     try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
         TCPConnection.connect(loop: loop, host: host, port: port) { result in
-            switch result {
-            case .failure(let error):
-                once.resume(throwing: error)
-            case .success(let connection):
-                let received = Box([UInt8]())
-                connection.startReading { event in
-                    switch event {
-                    case .data(let bytes):
-                        received.value.append(contentsOf: bytes)
-                        if received.value.count >= expected {
-                            connection.close()
-                            once.resume(returning: received.value)
-                        }
-                    case .eof, .error:
-                        connection.close()
-                        once.resume(returning: received.value)
-                    }
+            exchange(result, once: once, expecting: expected) { send($0) }
+        }
+    }
+}
+
+/// What `connect` gave: on success, reads until `expected` bytes came (then closes after what
+/// was queued) or the peer closed, and resumes `once` with them; `send` writes once reading is
+/// on. A failure resumes `once` with the error. TCP and TLS tests share it.
+func exchange<Connection: StreamConnection>(_ result: Result<Connection, UVError>, once: Once<[UInt8]>, expecting expected: Int,
+                                            send: (Connection) -> Void) {
+    switch result {
+    case .failure(let error):
+        once.resume(throwing: error)
+    case .success(let connection):
+        let received = Box([UInt8]())
+        connection.startReading { event in
+            switch event {
+            case .data(let bytes):
+                received.value.append(contentsOf: bytes)
+                if received.value.count >= expected {
+                    connection.shutdownAndClose()
+                    once.resume(returning: received.value)
                 }
-                send(connection)
+            case .eof, .error:
+                connection.close()
+                once.resume(returning: received.value)
             }
         }
+        send(connection)
     }
 }
 

@@ -28,26 +28,7 @@ private func tlsExchange(_ loop: EventLoop, port: Int, host: String = "127.0.0.1
                          payload: [UInt8], expected: Int) async throws -> [UInt8] {
     try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
         TLSConnection.connect(loop: loop, host: host, port: port, context: context) { result in
-            switch result {
-            case .failure(let error):
-                once.resume(throwing: error)
-            case .success(let connection):
-                let received = Box([UInt8]())
-                connection.startReading { event in
-                    switch event {
-                    case .data(let bytes):
-                        received.value.append(contentsOf: bytes)
-                        if received.value.count >= expected {
-                            connection.shutdownAndClose()
-                            once.resume(returning: received.value)
-                        }
-                    case .eof, .error:
-                        connection.close()
-                        once.resume(returning: received.value)
-                    }
-                }
-                connection.write(payload)
-            }
+            exchange(result, once: once, expecting: expected) { $0.write(payload) }
         }
     }
 }
