@@ -61,7 +61,8 @@ public enum CmarkParser {
         case CMARK_NODE_HEADING: kind = .heading(level: Int(cmark_node_get_heading_level(node)))
         case CMARK_NODE_HTML_BLOCK:
             let literal = string(cmark_node_get_literal(node))
-            kind = literal.utf8.count <= MarkdownOutlineBlock.maxHTMLLength ? .html(literal) : .other
+            kind = MarkdownNotes.isNotes(literal) ? .notes
+                : literal.utf8.count <= MarkdownOutlineBlock.maxHTMLLength ? .html(literal) : .other
             // cmark-gfm 0.29 ends an HTML block one line early when its last line closes it
             // (`-->`): its literal holds every line, so its lines are counted from there.
             let lines = literal.utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } + (literal.utf8.last == 0x0A ? 0 : 1)

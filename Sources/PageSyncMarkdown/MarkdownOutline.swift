@@ -13,6 +13,9 @@ public struct MarkdownOutlineBlock: Equatable, Sendable {
         case heading(level: Int)
         /// An HTML block (a comment among them) of at most ``maxHTMLLength`` bytes: its text.
         case html(String)
+        /// An HTML comment holding speaker notes (`<!-- notes: ...` or `<!-- speaker_note: ...`),
+        /// whatever its length: never part of a page's text (see ``MarkdownNotes``).
+        case notes
         /// Anything else: paragraphs, lists, quotes, code, tables, longer HTML.
         case other
     }

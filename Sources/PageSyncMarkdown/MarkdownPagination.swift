@@ -47,12 +47,31 @@ public enum MarkdownPagination {
         public var pages: [Range<Int>]
         /// Where it was cut.
         public var cut: Cut
+        /// The notes comments on the pages, in order (see ``MarkdownNotes``); empty when there are none.
+        public var notes: [NotesBlock]
 
         /// A split with every field given.
-        public init(frontMatter: Range<Int>?, pages: [Range<Int>], cut: Cut) {
+        public init(frontMatter: Range<Int>?, pages: [Range<Int>], cut: Cut, notes: [NotesBlock] = []) {
             self.frontMatter = frontMatter
             self.pages = pages
             self.cut = cut
+            self.notes = notes
+        }
+    }
+
+    /// A notes comment: its whole lines' bytes in the file, and the line it begins on (from 1;
+    /// counted in the body given to ``split(outline:lines:body:offset:mode:frontMatter:)``, in the
+    /// file from ``split(_:mode:)``).
+    public struct NotesBlock: Equatable, Sendable {
+        /// The bytes of its lines, their line ends included.
+        public var bytes: Range<Int>
+        /// The line in the file it begins on.
+        public var line: Int
+
+        /// A block with every field given.
+        public init(bytes: Range<Int>, line: Int) {
+            self.bytes = bytes
+            self.line = line
         }
     }
 
@@ -62,7 +81,10 @@ public enum MarkdownPagination {
         let bodyStart = front?.upperBound ?? 0
         let body = bytes[bodyStart...]
         let outline = CmarkParser.outline(body) ?? []
-        return split(outline: outline, lines: LineStarts(body), body: body, offset: bodyStart, mode: mode, frontMatter: front)
+        var split = split(outline: outline, lines: LineStarts(body), body: body, offset: bodyStart, mode: mode, frontMatter: front)
+        let frontLines = bytes[0..<bodyStart].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        for i in split.notes.indices { split.notes[i].line += frontLines }
+        return split
     }
 
     /// The decision itself, from the outline of the document's body (after its front matter) whose
@@ -97,7 +119,11 @@ public enum MarkdownPagination {
         while ranges.count > 1, let first = ranges.first, blank(first) { ranges.removeFirst() }
         while ranges.count > 1, let last = ranges.last, blank(last) { ranges.removeLast() }
         let pages = ranges.map { ($0.lowerBound + offset)..<($0.upperBound + offset) }
-        return Split(frontMatter: frontMatter, pages: pages, cut: ranges.count > 1 ? cut : .none)
+        let notes = outline.filter { $0.kind == .notes }.map {
+            NotesBlock(bytes: (lines.start(ofLine: $0.startLine) + offset)..<(lines.start(ofLine: $0.endLine + 1) + offset),
+                       line: $0.startLine)
+        }
+        return Split(frontMatter: frontMatter, pages: pages, cut: ranges.count > 1 ? cut : .none, notes: notes)
     }
 
     /// Whether a top-level block ends a page in ``Mode/structure``: a thematic break, or an HTML
@@ -106,7 +132,7 @@ public enum MarkdownPagination {
         switch block.kind {
         case .thematicBreak: return true
         case .html(let text): return isEndSlide(text)
-        case .heading, .other: return false
+        case .heading, .notes, .other: return false
         }
     }
 

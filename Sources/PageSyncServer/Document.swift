@@ -28,6 +28,9 @@ public final class Document: Sendable {
     /// What to tell the operator once about how it was split (why it is one page and what would
     /// split it), if anything.
     public let advice: String?
+    /// The speaker notes of its pages: from its markdown comments, or from the notes file beside
+    /// it (``notesPath(for:)``). Never part of ``text(of:limit:)``.
+    public let notes: PageNotes
     private let storage: Storage
 
     private enum Storage: Sendable {
@@ -60,8 +63,19 @@ public final class Document: Sendable {
         self.title = scan.title
         self.wireTitle = scan.title.map(WireText.percentEncoded)
         self.advice = scan.advice
-        self.storage = storage
+        self.notes = scan.notes
+        // A markdown document with notes is served from its text without them.
+        if let audience = scan.audience {
+            if case .file(let fd) = storage { _ = Glibc.close(fd) }
+            self.storage = .memory(audience)
+        } else {
+            self.storage = storage
+        }
     }
+
+    /// The notes file of a document that is not markdown read whole: `<path>.notes` (the
+    /// document's whole name, `talk.txt.notes` beside `talk.txt`).
+    public static func notesPath(for path: String) -> String { path + ".notes" }
 
     deinit {
         if case .file(let fd) = storage { _ = Glibc.close(fd) }
@@ -101,7 +115,27 @@ public final class Document: Sendable {
             indexer.consume(chunk)
             offset += off_t(n)
         }
-        return Document(source: .file(path), scan: indexer.finish(), storage: .file(fd: fd))
+        var scan = indexer.finish()
+        if scan.audience == nil, scan.notes.isEmpty { readNotesFile(beside: path, pagination: pagination, into: &scan) }
+        return Document(source: .file(path), scan: scan, storage: .file(fd: fd))
+    }
+
+    /// Reads `<path>.notes`, if there is one, split as the document is; what went wrong or does
+    /// not match goes to the advice (logged once per load), never failing the document.
+    private static func readNotesFile(beside path: String, pagination: Pagination, into scan: inout DocumentScan) {
+        let notesPath = notesPath(for: path)
+        var problem: String?
+        switch NotesFile.read(notesPath) {
+        case .missing: return
+        case .failed(let message): problem = message
+        case .bytes(let bytes):
+            let ranges = DocumentIndexer.scan(bytes, pagination: pagination, path: path).index.ranges
+            scan.notes = PageNotes(file: bytes, ranges: ranges, pageCount: scan.index.count)
+            problem = scan.notes.mismatch
+        }
+        if let problem {
+            scan.advice = [scan.advice, "\(notesPath): \(problem)"].compactMap { $0 }.joined(separator: "; ")
+        }
     }
 
     /// Reads up to `limit` bytes of a page.

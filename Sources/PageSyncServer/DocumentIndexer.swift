@@ -13,6 +13,11 @@ struct DocumentScan: Sendable {
     /// One line for the log, once: why the document is one page and what would split it, or
     /// how a markdown document too large to parse was split instead.
     var advice: String?
+    /// The speaker notes its markdown comments hold (see ``MarkdownNotes``).
+    var notes: PageNotes = .none
+    /// The pages' text without the notes, when ``index`` counts in it rather than in the file
+    /// (a markdown document with notes).
+    var audience: [UInt8]? = nil
 }
 
 /// Indexes a document fed in chunks, in order, by its ``Pagination``.
@@ -93,7 +98,25 @@ struct DocumentIndexer {
                         + Self.linesAdvice(lines: lines)
                 }
             }
-            return DocumentScan(index: PageIndex(ranges: split.pages), id: hash.hex, title: title, advice: advice)
+            guard !split.notes.isEmpty else {
+                return DocumentScan(index: PageIndex(ranges: split.pages), id: hash.hex, title: title, advice: advice)
+            }
+            // Notes are no page's text: the pages are served from the text without them, and the
+            // id hashes only that (and the front matter), so editing notes alone changes no id.
+            let separated = MarkdownNotes.separate(bytes, split: split)
+            var audienceHash = FNV1a()
+            if let front = split.frontMatter { audienceHash.add(bytes[front]) }
+            for page in separated.pages {
+                audienceHash.add(UInt64(page.count))
+                audienceHash.add(separated.audience[page])
+            }
+            audienceHash.add(pagination.description.utf8)
+            if let line = separated.unterminatedLine {
+                advice = [advice, "the notes comment at line \(line) has no -->: everything after it is notes"]
+                    .compactMap { $0 }.joined(separator: "; ")
+            }
+            return DocumentScan(index: PageIndex(ranges: separated.pages), id: audienceHash.hex, title: title,
+                                advice: advice, notes: PageNotes(pages: separated.notes), audience: separated.audience)
         }
         let index = streaming.finish()
         var advice: String?

@@ -10,9 +10,10 @@ extension Coordinator {
     /// re-indexed, since an edit may have come in meanwhile. Called at start and after each
     /// reload: the rooms' documents are indexed here (``DocumentWatchIndex``).
     func watchDocuments() {
-        watching.index = DocumentWatchIndex(rooms.values.compactMap { runtime in
-            guard case .file(let path) = runtime.config.document else { return nil }
-            return (room: runtime.room.name, path: path)
+        // A room's notes file (beside its document, so in a directory watched anyway) re-reads it too.
+        watching.index = DocumentWatchIndex(rooms.values.flatMap { runtime -> [(room: String, path: String)] in
+            guard case .file(let path) = runtime.config.document else { return [] }
+            return [(runtime.room.name, path), (runtime.room.name, Document.notesPath(for: path))]
         })
         for directory in watching.index.directories where watching.watchers[directory] == nil && watching.unwatched[directory] == nil {
             do throws(UVError) {
@@ -126,7 +127,14 @@ extension Coordinator {
         // Nothing new, unless an undone change left the state naming an earlier document. (With
         // Redis the shared state may name another daemon's file: that is left alone.)
         let isNew = document.id != runtime.document.id
-        guard isNew || (runtime.reindexUndone && document.id != runtime.room.state.doc) else { return }
+        guard isNew || (runtime.reindexUndone && document.id != runtime.room.state.doc) else {
+            // The same text for the audience; only the notes may have changed, which moves nobody.
+            if document.notes != runtime.document.notes {
+                runtime.document = document
+                logger.info("room \(roomConfig.name): notes re-read")
+            }
+            return
+        }
         runtime.reindexUndone = false
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
