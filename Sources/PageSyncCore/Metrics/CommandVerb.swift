@@ -2,6 +2,7 @@
 /// `pagesync_commands_total{command=...}`).
 public enum CommandVerb: Int, Sendable, CaseIterable {
     case next, prev, first, last, goto, status, text, rooms, join, name, who, auth, ping, help, quit, info
+    case notes
 
     /// The verb of `command`.
     @inline(__always)
@@ -18,6 +19,7 @@ public enum CommandVerb: Int, Sendable, CaseIterable {
         case .status: self = .status
         case .text, .textFrom: self = .text
         case .rooms: self = .rooms
+        case .notes: self = .notes
         case .join: self = .join
         case .name: self = .name
         case .who: self = .who

@@ -85,6 +85,8 @@ public enum Command: Equatable, Sendable {
     case textFrom(PageNumber, offset: Int)
     /// `ROOMS`.
     case rooms
+    /// `NOTES [<n>]`: the speaker notes of page n; nil means the room's current page.
+    case notes(PageNumber?)
     /// `JOIN <room>`; the room name is valid per `Names.isValid`.
     case join(String)
     /// `NAME <name>`; the name is valid per `Names.isValid`.
@@ -195,6 +197,11 @@ public enum CommandParser {
                 if let extra = extraError(verb: verb, usage: "TEXT [<n>]", rest) { return .failure(extra) }
                 return .success(.text(page))
             }
+        case "NOTES":
+            guard let first = args.first else { return .success(.notes(nil)) }
+            if isIF(first) { return .failure(strayIF()) }
+            if let extra = extraError(verb: verb, usage: "NOTES [<n>]", args.dropFirst()) { return .failure(extra) }
+            return parsePage(first).map(Command.notes)
         case "JOIN":
             return oneName(verb: verb, args, what: "room name", usage: "JOIN <room>").map(Command.join)
         case "NAME":

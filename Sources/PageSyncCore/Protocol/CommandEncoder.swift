@@ -30,6 +30,8 @@ public enum CommandEncoder {
         case .text(let page?): return "TEXT \(page.number)"
         case .textFrom(let page, let offset): return "TEXT \(page.number) FROM \(offset)"
         case .rooms: return "ROOMS"
+        case .notes(nil): return "NOTES"
+        case .notes(let page?): return "NOTES \(page.number)"
         case .join(let room): return argument("JOIN", room)
         case .name(let name): return argument("NAME", name)
         case .who(let offset): return offset == 0 ? "WHO" : "WHO \(offset)"

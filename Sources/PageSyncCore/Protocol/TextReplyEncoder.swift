@@ -32,9 +32,10 @@ public struct TextReplyEncoder: Sendable {
 
     /// An encoder for the text of `page`: `bytes` as sent (possibly cut at `max-text`),
     /// `pageByteCount` the page's size in the file.
-    /// With `piece`, the header also carries `from= next= split=`.
+    /// With `piece`, the header also carries `from= next= split=`. `reply` is the header's second
+    /// word: `TEXT`, or `NOTES` for a page's speaker notes (the same form and limits).
     public init(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool,
-                piece: TextPiece? = nil) {
+                piece: TextPiece? = nil, reply: String = "TEXT") {
         self.bytes = bytes
         var lines = 0
         var lastLF = -1
@@ -45,7 +46,7 @@ public struct TextReplyEncoder: Sendable {
             }
         }
         if lastLF != bytes.count - 1 && !bytes.isEmpty { lines += 1 }  // a last line without LF
-        var text = "OK TEXT page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lines) truncated=\(Wire.yesNo(truncated))"
+        var text = "OK \(reply) page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lines) truncated=\(Wire.yesNo(truncated))"
         if let piece { text += " from=\(piece.from) next=\(piece.next) split=\(Wire.yesNo(piece.splitLine))" }
         header = Wire.line(text)
     }

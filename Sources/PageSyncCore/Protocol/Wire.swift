@@ -160,6 +160,7 @@ public enum Wire {
         ("GOTO <n> [IF <version>]", "turn to page n"),
         ("STATUS", "the room's state"),
         ("TEXT [<n>] [FROM <offset>]", "the text of page n (default: the room's current page), from a byte offset"),
+        ("NOTES [<n>]", "the speaker notes of page n (with control; default: the room's page)"),
         ("ROOMS", "every room on this server"),
         ("JOIN <room>", "move to another room"),
         ("NAME <name>", "set the name others see"),
@@ -187,6 +188,9 @@ public enum Wire {
         while let chunk = encoder.nextChunk(atLeast: Int.max) { out += chunk }
         return out
     }
+
+    /// The reply to `NOTES` from a member without control: `ERR 403`.
+    public static let notesForbidden = line("ERR 403 notes are for those with control; send AUTH <token>")
 
     /// `BYE <reason>`.
     public static func bye(_ reason: String) -> [UInt8] {

@@ -290,9 +290,9 @@ public struct WireLine: Equatable, Sendable {
     /// The text for people: the words of an `ERR` line after its code, or of any other line.
     public var text: String { words.dropFirst(kind == .error ? 1 : 0).joined(separator: " ") }
 
-    /// Whether this is the `OK` line that opens a multi-line reply (`TEXT`, `HELP`, `ROOMS`, `WHO`, `INFO`).
+    /// Whether this is the `OK` line that opens a multi-line reply (`TEXT`, `HELP`, `ROOMS`, `WHO`, `INFO`, `NOTES`).
     public var startsMultilineReply: Bool {
-        kind == .ok && ["TEXT", "HELP", "ROOMS", "WHO", "INFO"].contains(words.first ?? "")
+        kind == .ok && ["TEXT", "HELP", "ROOMS", "WHO", "INFO", "NOTES"].contains(words.first ?? "")
     }
 
     /// A field as a decimal number that fits an `Int` (digits only, no sign), or nil.

@@ -63,6 +63,8 @@ extension Coordinator {
                 logger.error("TEXT \(page) FROM \(offset) of room \(runtime.room.name): \(error)")
                 stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
             }
+        case .notes(let requested):
+            sendNotes(of: requested ?? runtime.room.state.page, to: session)
         case .rooms:
             if roomsAcrossDaemons(for: session) { return }
             stage(session, reporting: .rooms)

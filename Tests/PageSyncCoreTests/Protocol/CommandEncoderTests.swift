@@ -42,7 +42,7 @@ private struct CommandSource {
 
     mutating func next() -> Command {
         let version: UInt64? = int(0...1) == 0 ? nil : number(upTo: .max)
-        switch int(0...14) {
+        switch int(0...15) {
         case 0: return .navigate(.next, ifVersion: version)
         case 1: return .navigate(.previous, ifVersion: version)
         case 2: return .navigate(.first, ifVersion: version)
@@ -57,6 +57,7 @@ private struct CommandSource {
         case 11: return .who(offset: Int(number(upTo: UInt64(Int.max))))
         case 12: return .auth(word(Self.tokenCharacters, length: 1...40))
         case 13: return .ping(pingText())
+        case 14: return .notes(int(0...1) == 0 ? nil : pageNumber())
         default: return [Command.help, .quit, .info(nil), .info(InfoSection.allCases.randomElement(using: &rng)!)].randomElement(using: &rng)!
         }
     }

@@ -40,6 +40,8 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
         ("TEXT", .text(nil)),
         ("text 2", .text(PageNumber(2)!)),
         ("ROOMS", .rooms),
+        ("NOTES", .notes(nil)),
+        ("notes 3", .notes(PageNumber(3)!)),
         ("JOIN slides", .join("slides")),
         ("join My-Deck_2.v1", .join("My-Deck_2.v1")),
         ("NAME ann", .name("ann")),
@@ -210,6 +212,9 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
 
     @Test func textExtraArgument() {
         #expect(error("TEXT 1 2")?.message == "unexpected argument \"2\"; usage: TEXT [<n>]")
+        #expect(error("NOTES 1 2")?.message == "unexpected argument \"2\"; usage: NOTES [<n>]")
+        #expect(error("NOTES 0")?.message == "page numbers start at 1")
+        #expect(error("NOTES x")?.message == "\"x\" is not a page number")
     }
 
     @Test func joinAndNameNeedAnArgument() {

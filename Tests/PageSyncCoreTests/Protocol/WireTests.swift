@@ -224,7 +224,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func helpLinesMatchTheCommandTable() {
         let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
-        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
+        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "NOTES", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
         #expect(Wire.helpLines[0] == "NEXT [IF <version>]            turn to the next page")
         #expect(Wire.helpLines.contains("GOTO <n> [IF <version>]        turn to page n"))
         #expect(Wire.helpLines.contains("QUIT                           close the connection"))
@@ -293,5 +293,25 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
             got.append(String(content))
         }
         #expect(got == original)
+    }
+}
+
+@Suite struct WireNotesTests {
+    @Test("NOTES is TEXT's form with its own word: header, dot-stuffing, invalid UTF-8 replaced, empty body")
+    func notesReply() {
+        func notes(_ bytes: [UInt8], truncated: Bool = false) -> String {
+            var encoder = TextReplyEncoder(page: PageNumber(3)!, pageCount: 5, doc: "0123456789ab", bytes: bytes,
+                                           pageByteCount: bytes.count + (truncated ? 10 : 0), truncated: truncated, reply: "NOTES")
+            var out: [UInt8] = []
+            while let chunk = encoder.nextChunk(atLeast: 4) { out += chunk }
+            return str(out)
+        }
+        #expect(notes(Array("say .this\n.slowly".utf8))
+            == "OK NOTES page=3 pages=5 doc=0123456789ab bytes=17 lines=2 truncated=no\nsay .this\n..slowly\n.\n")
+        #expect(notes([]) == "OK NOTES page=3 pages=5 doc=0123456789ab bytes=0 lines=0 truncated=no\n.\n")
+        #expect(notes([0x61, 0xFF, 0xFE, 0x62], truncated: true)
+            == "OK NOTES page=3 pages=5 doc=0123456789ab bytes=14 lines=1 truncated=yes\na\u{FFFD}\u{FFFD}b\n.\n")
+        #expect(str(Wire.notesForbidden) == "ERR 403 notes are for those with control; send AUTH <token>\n")
+        #expect(WireLine(parsing: "OK NOTES page=3 pages=5 doc=x bytes=0 lines=0 truncated=no")?.startsMultilineReply == true)
     }
 }
