@@ -204,9 +204,10 @@ public enum ConfigLoader {
                 let path = try tokenPath(tokenFile, configFile: file, environment: environment, key: keys.error(prefix + "token-file", ""))
                 token = try readToken(path, key: keys.error(prefix + "token-file", ""))
             }
+            let notes = try keys.string(prefix + "notes").map { absolute($0, relativeTo: file) }
             return RoomConfig(
                 name: name, document: document, pagination: pagination,
-                wraps: try keys.bool(prefix + "wrap") ?? false, token: token)
+                wraps: try keys.bool(prefix + "wrap") ?? false, token: token, notes: notes)
         }
     }
 

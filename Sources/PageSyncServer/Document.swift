@@ -44,7 +44,9 @@ public final class Document: Sendable {
     /// Opens and indexes a document.
     /// - Throws: `DocumentError` with a one-line message when the file cannot be read.
     /// The built-in guide names `guideAddress` in its examples: the address the daemon listens on.
-    public static func open(_ source: DocumentSource, pagination: Pagination,
+    /// `notes`: a notes file to read instead of ``notesPath(for:)`` or a markdown document's own
+    /// notes (a room's `notes:`).
+    public static func open(_ source: DocumentSource, pagination: Pagination, notes: String? = nil,
                             guideAddress: ListenAddress = ServerConfig.defaultListen) throws(DocumentError) -> Document {
         switch source {
         case .builtinGuide:
@@ -52,7 +54,7 @@ public final class Document: Sendable {
             return Document(source: source, scan: DocumentIndexer.scan(bytes, pagination: pagination, path: nil),
                             storage: .memory(bytes))
         case .file(let path):
-            return try openFile(path: path, pagination: pagination)
+            return try openFile(path: path, pagination: pagination, notes: notes)
         }
     }
 
@@ -81,7 +83,7 @@ public final class Document: Sendable {
         if case .file(let fd) = storage { _ = Glibc.close(fd) }
     }
 
-    private static func openFile(path: String, pagination: Pagination) throws(DocumentError) -> Document {
+    private static func openFile(path: String, pagination: Pagination, notes: String?) throws(DocumentError) -> Document {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw DocumentError(path: path, errno: errno) }
         var st = stat()
@@ -116,14 +118,19 @@ public final class Document: Sendable {
             offset += off_t(n)
         }
         var scan = indexer.finish()
-        if scan.audience == nil, scan.notes.isEmpty { readNotesFile(beside: path, pagination: pagination, into: &scan) }
+        if let notes {
+            scan.notes = .none
+            readNotesFile(notes, of: path, pagination: pagination, into: &scan)
+        } else if scan.audience == nil, scan.notes.isEmpty {
+            readNotesFile(notesPath(for: path), of: path, pagination: pagination, into: &scan)
+        }
         return Document(source: .file(path), scan: scan, storage: .file(fd: fd))
     }
 
-    /// Reads `<path>.notes`, if there is one, split as the document is; what went wrong or does
-    /// not match goes to the advice (logged once per load), never failing the document.
-    private static func readNotesFile(beside path: String, pagination: Pagination, into scan: inout DocumentScan) {
-        let notesPath = notesPath(for: path)
+    /// Reads the notes file `notesPath` of the document at `path`, if there is one, split as the
+    /// document is; what went wrong or does not match goes to the advice (logged once per load),
+    /// never failing the document.
+    private static func readNotesFile(_ notesPath: String, of path: String, pagination: Pagination, into scan: inout DocumentScan) {
         var problem: String?
         switch NotesFile.read(notesPath) {
         case .missing: return

@@ -95,6 +95,23 @@ import PageSyncServer
         #expect(config.rooms.map(\.pagination) == [.markdown, .formFeed, .lines(40)])
     }
 
+    @Test("notes: a room's notes file, relative to the config file; none by default")
+    func roomNotesFile() async throws {
+        let dir = TempDir()
+        let file = dir.write("c.yaml", """
+            rooms: [deck, plain]
+            room:
+              deck:
+                file: deck.md
+                notes: talk/deck.notes
+              plain:
+                file: /srv/plain.txt
+            """)
+        let config = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        let directory = String(file.prefix(upTo: file.lastIndex(of: "/")!))
+        #expect(config.rooms.map(\.notes) == [directory + "/talk/deck.notes", nil])
+    }
+
     @Test func theYAMLFileIsReadKeyByKeyAndFlagsOverrideIt() async throws {
         let dir = TempDir()
         dir.write("tok", "s3cret\n")

@@ -55,6 +55,22 @@ import PageSyncServer
         #expect(fewer.advice == "\(path).notes: the notes file has 1 pages, the document 3: pages 2-3 have no notes")
     }
 
+    @Test("a room's notes: file replaces the one beside the document and a markdown document's comments, which stay out of its text")
+    func configuredNotes() throws {
+        let dir = TempDir()
+        let text = dir.write("t.txt", "1\u{0C}2")
+        _ = dir.write("t.txt.notes", "beside")
+        let elsewhere = dir.write("other.notes", "from config\u{0C}two")
+        #expect(Self.notes(try Document.open(.file(text), pagination: .formFeed, notes: elsewhere)) == ["from config", "two"])
+        let deck = dir.write("d.md", "# A\n<!-- notes: comment -->\n---\n# B\n")
+        let mdNotes = dir.write("d.notes", "from config\n\n---\n\nsplit as markdown\n")
+        let doc = try Document.open(.file(deck), pagination: .markdown, notes: mdNotes)
+        #expect(Self.notes(doc) == ["from config", "split as markdown"])
+        #expect(try DocumentSplitTests.pages(doc) == ["# A\n", "# B\n"])
+        let missing = try Document.open(.file(text), pagination: .formFeed, notes: dir.path + "/nope.notes")
+        #expect(missing.notes.isEmpty && missing.advice == nil, "a missing notes file is no notes, as beside the document")
+    }
+
     @Test("an unterminated notes comment hides the rest from the audience and is in the advice")
     func unterminated() throws {
         let dir = TempDir()

@@ -40,14 +40,19 @@ public struct RoomConfig: Equatable, Sendable {
     public var wraps: Bool
     /// The control token of a presenter room; `nil` means anyone may turn pages.
     public var token: String?
+    /// The speaker notes file (`notes:`), split as the document is; `nil`: `<file>.notes` beside
+    /// the document, if there is one, or the markdown document's own notes.
+    public var notes: String?
 
     /// Creates a room configuration.
-    public init(name: String, document: DocumentSource, pagination: Pagination = .formFeed, wraps: Bool = false, token: String? = nil) {
+    public init(name: String, document: DocumentSource, pagination: Pagination = .formFeed, wraps: Bool = false, token: String? = nil,
+                notes: String? = nil) {
         self.name = name
         self.document = document
         self.pagination = pagination
         self.wraps = wraps
         self.token = token
+        self.notes = notes
     }
 
     /// The policy the room state machine enforces.

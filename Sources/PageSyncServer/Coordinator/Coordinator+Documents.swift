@@ -10,10 +10,10 @@ extension Coordinator {
     /// re-indexed, since an edit may have come in meanwhile. Called at start and after each
     /// reload: the rooms' documents are indexed here (``DocumentWatchIndex``).
     func watchDocuments() {
-        // A room's notes file (beside its document, so in a directory watched anyway) re-reads it too.
+        // A room's notes file (`notes:`, or the one beside its document) re-reads it too.
         watching.index = DocumentWatchIndex(rooms.values.flatMap { runtime -> [(room: String, path: String)] in
             guard case .file(let path) = runtime.config.document else { return [] }
-            return [(runtime.room.name, path), (runtime.room.name, Document.notesPath(for: path))]
+            return [(runtime.room.name, path), (runtime.room.name, runtime.config.notes ?? Document.notesPath(for: path))]
         })
         for directory in watching.index.directories where watching.watchers[directory] == nil && watching.unwatched[directory] == nil {
             do throws(UVError) {
@@ -111,7 +111,7 @@ extension Coordinator {
         let guideAddress = self.guideAddress
         Task.detached { [self] in
             do throws(DocumentError) {
-                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                let document = try Document.open(roomConfig.document, pagination: roomConfig.pagination, notes: roomConfig.notes,
                                                  guideAddress: guideAddress)
                 await self.documentLoaded(document, for: roomConfig, generation: generation)
             } catch {
@@ -200,7 +200,7 @@ extension Coordinator {
                 runtime.room.policy = roomConfig.policy
             } else {
                 do {
-                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination, notes: roomConfig.notes,
                                                                     guideAddress: guideAddress))
                 } catch {
                     logger.error("reload: room \(roomConfig.name): \(error); not added")

@@ -152,7 +152,7 @@ public actor Coordinator {
         for roomConfig in config.rooms {
             let document: Document
             do {
-                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                document = try Document.open(roomConfig.document, pagination: roomConfig.pagination, notes: roomConfig.notes,
                                               guideAddress: guideAddress)
             } catch {
                 throw StartError("room \(roomConfig.name): \(error)")
