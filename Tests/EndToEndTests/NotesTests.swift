@@ -58,7 +58,7 @@ struct NotesTests {
         }
     }
 
-    @Test("a notes file beside a plain document: binary bytes sanitized, notes over max-text cut; editing it moves nobody")
+    @Test("a notes file beside a plain document: binary bytes sanitized, notes over max-text cut; editing it moves nobody, a mismatch is logged")
     func notesFile() async throws {
         try await withWorkspace { workspace in
             try workspace.write("plain.txt", "one\n\u{0C}two\n\u{0C}three\n")
@@ -74,7 +74,7 @@ struct NotesTests {
             #expect(cut.header["truncated"] == "yes" && cut.header.int("bytes") == big.utf8.count, "\(cut.header)")
             #expect(cut.lines.reduce(0) { $0 + $1.utf8.count } == 1 << 20)
 
-            try workspace.write("plain.txt.notes", "first, edited\u{0C}\u{0C}")
+            try workspace.write("plain.txt.notes", "first, edited\u{0C}")
             var edited: [String] = []
             for _ in 0..<100 {
                 edited = try await client.command("NOTES 1").lines
@@ -82,6 +82,9 @@ struct NotesTests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(edited == ["first, edited"], "the file change re-read the notes")
+            #expect(try await client.command("NOTES 2").lines.isEmpty, "a page past the notes file's end has none")
+            #expect(daemon.stderr.contains("plain.txt.notes: the notes file has 1 pages, the document 3: pages 2-3 have no notes"),
+                    "the new mismatch is logged: \(daemon.stderr)")
             let status = try await client.ok("STATUS")
             #expect(status["doc"] == hello["doc"] && status.version == 0, "\(status.raw)")
             #expect(client.takeSkippedEvents().isEmpty, "no PAGE for a notes edit")

@@ -130,12 +130,14 @@ extension Coordinator {
         guard isNew || (runtime.reindexUndone && document.id != runtime.room.state.doc) else {
             // The same text for the audience; only the notes may have changed, which moves nobody.
             if document.notes != runtime.document.notes {
+                logNewAdvice(document, replacing: runtime.document, room: roomConfig)
                 runtime.document = document
                 logger.info("room \(roomConfig.name): notes re-read")
             }
             return
         }
         runtime.reindexUndone = false
+        logNewAdvice(document, replacing: runtime.document, room: roomConfig)
         runtime.document = document
         if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
             roomChanged(runtime)
@@ -147,6 +149,12 @@ extension Coordinator {
         } else {
             logger.debug("room \(roomConfig.name): its re-index was undone; applied again")
         }
+    }
+
+    /// The advice of a re-read document (a notes file that no longer matches, an unterminated
+    /// notes comment), logged when it differs from what was logged for the document before.
+    private func logNewAdvice(_ document: Document, replacing old: Document, room: RoomConfig) {
+        if let advice = document.advice, advice != old.advice { logger.notice("room \(room.name): \(room.document): \(advice)") }
     }
 
     func documentFailed(room: String, error: DocumentError) {
@@ -200,8 +208,8 @@ extension Coordinator {
                 runtime.room.policy = roomConfig.policy
             } else {
                 do {
-                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination, notes: roomConfig.notes,
-                                                                    guideAddress: guideAddress))
+                    addRoom(roomConfig, document: try Document.open(roomConfig.document, pagination: roomConfig.pagination,
+                                                                    notes: roomConfig.notes, guideAddress: guideAddress))
                 } catch {
                     logger.error("reload: room \(roomConfig.name): \(error); not added")
                 }
