@@ -121,3 +121,34 @@ public enum MarkdownNotes {
         return nil
     }
 }
+
+/// Looks for a notes comment (see ``MarkdownNotes/isNotes(_:)``) in a markdown document streamed
+/// in chunks without being parsed (split at `---` lines or every n lines, or too large to read
+/// whole): there its notes are page text, which the operator must be told.
+public struct NotesCommentProbe: Sendable {
+    /// How much of a chunk's end is kept to find a comment that spans two chunks.
+    static let keep = 48
+    private var tail: [UInt8] = []
+    /// Whether a notes comment has been seen.
+    public private(set) var found = false
+
+    /// A probe that has seen nothing.
+    public init() {}
+
+    /// Feeds the next chunk.
+    public mutating func consume(_ chunk: some Collection<UInt8>) {
+        guard !found else { return }
+        var bytes = tail
+        bytes.append(contentsOf: chunk)
+        var i = 0
+        while i + 4 <= bytes.count {
+            if bytes[i] == UInt8(ascii: "<"), bytes[(i + 1)..<(i + 4)].elementsEqual("!--".utf8),
+               MarkdownNotes.isNotes(String(decoding: bytes[i..<min(bytes.count, i + Self.keep)], as: UTF8.self)) {
+                found = true
+                return
+            }
+            i += 1
+        }
+        tail = Array(bytes.suffix(Self.keep))
+    }
+}

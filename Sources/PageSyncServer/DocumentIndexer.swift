@@ -46,6 +46,8 @@ struct DocumentIndexer {
     private var size = 0
     private var hash = FNV1a()
     private var tooLarge = false
+    /// For a markdown file streamed unparsed: whether its notes comments are page text.
+    private var notesProbe: NotesCommentProbe?
 
     /// An indexer for a document named `path` (nil: the built-in guide).
     init(pagination: Pagination, path: String?) {
@@ -57,6 +59,7 @@ struct DocumentIndexer {
         default: markdownMode = nil
         }
         if markdownMode != nil { whole = [] }
+        if markdown { notesProbe = NotesCommentProbe() }
         streaming = PageIndexer(pagination: pagination)
         if pagination == .formFeed { sections = ManSectionScanner() }
     }
@@ -73,9 +76,11 @@ struct DocumentIndexer {
             // Too large to parse: stream from here on, from the start.
             tooLarge = true
             whole!.withUnsafeBytes { streaming.consume($0) }
+            notesProbe?.consume(whole!)
             whole = nil
         }
         streaming.consume(chunk)
+        notesProbe?.consume(chunk)
         if sections != nil, scanned < Self.adviceScanBytes {
             let part = UnsafeRawBufferPointer(rebasing: chunk[..<min(chunk.count, Self.adviceScanBytes - scanned)])
             _ = sections!.consume(part)
@@ -133,6 +138,10 @@ struct DocumentIndexer {
                 advice = "no form feed, so one page of \(complete ? "" : "over ")\(sections.lineCount) lines; "
                     + Self.linesAdvice(lines: complete ? sections.lineCount : nil)
             }
+        }
+        if notesProbe?.found == true {
+            advice = [advice, "its <!-- notes: --> comments are page text here, seen by everyone: split it as markdown, "
+                + "or keep its notes in a notes file"].compactMap { $0 }.joined(separator: "; ")
         }
         return DocumentScan(index: index, id: hash.hex, title: nil, advice: advice)
     }

@@ -2,6 +2,7 @@ import PageSyncCore
 import Testing
 
 import PageSyncServer
+import PageSyncMarkdown
 
 /// Speaker notes as the daemon reads them: from markdown comments (never in a page's text or the
 /// document's id) and from a notes file beside any other document.
@@ -69,6 +70,21 @@ import PageSyncServer
         #expect(try DocumentSplitTests.pages(doc) == ["# A\n", "# B\n"])
         let missing = try Document.open(.file(text), pagination: .formFeed, notes: dir.path + "/nope.notes")
         #expect(missing.notes.isEmpty && missing.advice == nil, "a missing notes file is no notes, as beside the document")
+    }
+
+    @Test("a markdown file split at --- lines is not parsed: its notes comments are page text, and the advice says so")
+    func unparsedMarkdown() throws {
+        let dir = TempDir()
+        let path = dir.write("s.md", "# A\n<!--  speaker_note: x -->\n---\n# B\n")
+        let doc = try Document.open(.file(path), pagination: .separator("---"))
+        #expect(try DocumentSplitTests.pages(doc) == ["# A\n<!--  speaker_note: x -->\n", "# B\n"])
+        #expect(doc.advice?.hasPrefix("its <!-- notes: --> comments are page text here") == true, "\(doc.advice ?? "nil")")
+        let plain = try Document.open(.file(dir.write("p.md", "# A\n<!-- pause -->\n---\n# B\n")), pagination: .separator("---"))
+        #expect(plain.advice == nil)
+        var probe = NotesCommentProbe()
+        probe.consume(Array("text <!-".utf8))
+        probe.consume(Array("- notes: across chunks -->".utf8))
+        #expect(probe.found, "a comment split between two chunks")
     }
 
     @Test("an unterminated notes comment hides the rest from the audience and is in the advice")
