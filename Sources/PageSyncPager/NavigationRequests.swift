@@ -18,11 +18,11 @@ package struct NavigationIntent: Equatable, Sendable {
 }
 
 /// The one navigation command in flight, as sent.
-struct NavigationRequest: Equatable, Sendable {
-    var intent: NavigationIntent
-    var command: Command
-    var basePage: Int
-    var target: Int
+package struct NavigationRequest: Equatable, Sendable {
+    package var intent: NavigationIntent
+    package var command: Command
+    package var basePage: Int
+    package var target: Int
 }
 
 /// The pure rules of page-turning requests: how presses combine, where they lead, and the

@@ -62,7 +62,7 @@ extension PagerModel {
             return
         }
         guard connection == .connected else { notice("not connected: page turns need the server"); return }
-        queued = NavigationRequests.combine(queued, press)
+        turns.press(press)
         flush(&fx)
     }
 
@@ -82,18 +82,18 @@ extension PagerModel {
 
     /// Sends the pending intent if nothing is in flight and the state allows it.
     mutating func flush(_ fx: inout [PagerEffect]) {
-        guard inFlight == nil, let intent = queued, let room, connection == .connected, !handshakePending else { return }
-        guard mayTurn else { queued = nil; return }
-        queued = nil
-        guard let target = NavigationRequests.resolve(intent, current: room.page, room: room) else {
+        guard turns.queued != nil, let room, connection == .connected, !handshakePending else { return }
+        guard mayTurn else { turns.replaceQueued(with: nil); return }
+        switch turns.flush(room: room) {
+        case .send(let command):
+            outstanding.append(.navigation)
+            fx.append(.send(command))
+        case .nowhere(let intent, let edgeMessage):
             if intent.pull, case .detached(let v) = mode, v == room.page { setView(.following) }
-            if let m = NavigationRequests.edgeMessage(intent, current: room.page, room: room) { message = m }
-            return
+            if let edgeMessage { message = edgeMessage }
+        case .nothing:
+            break
         }
-        let command = NavigationRequests.command(for: intent, target: target, version: room.version)
-        inFlight = NavigationRequest(intent: intent, command: command, basePage: room.page, target: target)
-        outstanding.append(.navigation)
-        fx.append(.send(command))
     }
 
     mutating func follow(_ fx: inout [PagerEffect]) {
@@ -114,7 +114,7 @@ extension PagerModel {
         guard !options.followOnly else { message = "follower only (--follow): this pager never moves the room"; return }
         guard room.control else { message = "pulling the room needs control (start pagesync with --token)"; return }
         guard connection == .connected else { message = "not connected: pulling needs the server"; return }
-        queued = Intent(base: .page(view), offset: 0, pull: true)
+        turns.replaceQueued(with: Intent(base: .page(view), offset: 0, pull: true))
         flush(&fx)
     }
 }

@@ -39,7 +39,7 @@ extension PagerModel {
     /// turn is in flight (the page is about to change: held keys fetch only where they land).
     mutating func ensureText(_ fx: inout [PagerEffect]) {
         if outstanding.contains(where: { if case .join = $0 { true } else { false } }) { return }
-        if inFlight != nil && mode == .following { return }
+        if turns.inFlight != nil && mode == .following { return }
         guard connection == .connected, let key = displayKey, let room, (1...room.pageCount).contains(key.page) else { return }
         if let long = longPage, long.key == key {
             requestPiece(&fx)

@@ -71,8 +71,7 @@ extension PagerModel {
         greeted = true
         farewell = nil
         outstanding = []
-        inFlight = nil
-        queued = nil
+        turns.reset()
         message = nil
         takeWhole(view)
         clientName = line.fields["name"]
@@ -94,36 +93,22 @@ extension PagerModel {
     private mutating func handleReply(_ line: WireLine, to expectation: ReplyExpectation, _ fx: inout [PagerEffect]) {
         switch expectation {
         case .navigation:
-            let request = inFlight
-            inFlight = nil
-            if line.kind == .ok {
-                reconcile(line)
+            let code = line.kind == .ok ? nil : line.errorCode
+            if code == nil || code == 409 || code == 416 { reconcile(line) }
+            let request = turns.answered(errorCode: code, roomPage: room?.page)
+            switch code {
+            case nil:
                 if let request, request.intent.pull, let room, room.page == request.target,
                    mode == .detached(viewPage: request.target) {
                     setView(.following)
                 }
-            } else {
-                let code = line.errorCode
-                switch code {
-                case 409:
-                    reconcile(line)
-                    if let request {
-                        let absolute = request.intent.base != .current || request.intent.pull
-                        if absolute || room?.page == request.basePage {
-                            queued = NavigationRequests.combine(request.intent, queued ?? Intent(base: .current, offset: 0))
-                        }
-                    }
-                case 416:
-                    reconcile(line)
-                    notice(line.text)
-                case 403:
-                    room?.control = false
-                    queued = nil
-                    notice(line.text)
-                default:
-                    queued = nil
-                    notice(line.text)
-                }
+            case 409?:
+                break
+            case 403?:
+                room?.control = false
+                notice(line.text)
+            default:
+                notice(line.text)
             }
         case .piece(let key, _):
             if line.kind == .error { pieceFailed(key, because: line.text) }
@@ -170,8 +155,7 @@ extension PagerModel {
         edge.reset()
         documentSearch = nil  // its pages were asked on the lost connection
         awaitingFirstLine = false
-        inFlight = nil
-        queued = nil
+        turns.reset()
         outstanding = []
         texts.forgetRequests()
         longPage?.window.forgetRequest()

@@ -56,7 +56,7 @@ import PageSyncCore
 /// The rules themselves are small pure types: ``RoomUpdates``, ``NavigationRequests``,
 /// ``ReaderKeys``, ``PromptInput``, ``HelpScreen``, ``PageSearch``, ``LineFilter``, ``MarkdownRenderer``,
 /// ``PageTextCache``, ``Viewport``.
-public struct PagerModel: Sendable {
+public struct PagerModel: TerminalModel {
     // MARK: Public read-only state
 
     /// The room as last heard from the server (nil before the first greeting).
@@ -83,9 +83,11 @@ public struct PagerModel: Sendable {
     /// Your name as the server knows it.
     public internal(set) var clientName: String?
     /// The navigation command in flight, as sent (nil when none).
-    public var navigationInFlight: Command? { inFlight?.command }
+    public var navigationInFlight: Command? { turns.inFlight?.command }
     /// Whether the help screen is shown.
     public internal(set) var showingHelp = false
+    /// The pager shows no clock.
+    public var tickMilliseconds: UInt64? { nil }
 
     /// The page on screen: the room's page when following, your own when detached.
     public var displayedPage: Int? {
@@ -101,8 +103,7 @@ public struct PagerModel: Sendable {
 
     let options: PagerOptions
     var jitter: JitterRandom
-    var inFlight: NavigationRequest?
-    var queued: Intent?
+    var turns = PageTurnQueue()
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
@@ -192,6 +193,8 @@ public struct PagerModel: Sendable {
             clear = true
         case .resumed:
             clear = true
+        case .tick:
+            return []  // the pager shows no clock (and asks for no ticks)
         }
         if fx.contains(where: { if case .quit = $0 { true } else { false } }) { return fx }
         ensureText(&fx)

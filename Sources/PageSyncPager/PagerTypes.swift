@@ -136,6 +136,8 @@ public enum PagerEvent: Equatable, Sendable {
     case resized(TerminalSize)
     /// The process was continued after a suspend (SIGCONT): the screen must be redrawn.
     case resumed
+    /// The time, every ``TerminalModel/tickMilliseconds`` (only to models that ask for it).
+    case tick(ClockReading)
 }
 
 /// What the shell must do after an event, in order.

@@ -7,8 +7,17 @@ import Glibc
 import Darwin
 #endif
 
-/// The interactive pager: wires a ``PagerModel`` to the terminal, the server connection, timers
-/// and signals on one libuv loop. Loop thread only.
+/// The shell's fixed times and sizes (a generic class has no stored statics).
+enum PagerTimings {
+    /// The largest server line accepted: a `TEXT` content line can be as long as a page (1 MiB).
+    static let maxServerLineLength = 1024 * 1024 + 4096
+    static let escapeTimeoutMilliseconds: UInt64 = 50
+    static let connectTimeoutMilliseconds: UInt64 = 5000
+}
+
+/// The interactive pager: wires a ``TerminalModel`` (the pager's ``PagerModel``, or the notes
+/// view's ``NotesViewModel``) to the terminal, the server connection, timers and signals on one
+/// libuv loop. Loop thread only.
 ///
 /// Every event goes through the model; the model's effects are carried out here and nowhere
 /// else. Repaints are coalesced: effects only mark the screen dirty, and one frame is written
@@ -17,26 +26,27 @@ import Darwin
 /// Exit paths, each of which restores the terminal before the process ends: `q`/Ctrl-C
 /// (the model's `.quit`), the first connection failing (the model's `.quit`), SIGTERM, SIGHUP,
 /// SIGINT, the terminal going away, and any setup error after the terminal was entered.
-final class InteractivePager {
+final class InteractivePager<Model: TerminalModel> {
     /// The largest server line accepted: a `TEXT` content line can be as long as a page (1 MiB).
-    static let maxServerLineLength = 1024 * 1024 + 4096
+    static var maxServerLineLength: Int { PagerTimings.maxServerLineLength }
     /// How long a lone Esc waits for the rest of a possible escape sequence.
-    static let escapeTimeoutMilliseconds: UInt64 = 50
+    static var escapeTimeoutMilliseconds: UInt64 { PagerTimings.escapeTimeoutMilliseconds }
     /// How long one connection attempt may take before it counts as failed, and then how long
     /// the server may take to greet (a server that accepts and stays silent is no pagesync server).
-    static let connectTimeoutMilliseconds: UInt64 = 5000
+    static var connectTimeoutMilliseconds: UInt64 { PagerTimings.connectTimeoutMilliseconds }
 
     private let loop: EventLoop
     private let configuration: PagerConfiguration
     private let connector: ServerConnector
     private let terminal: Terminal
-    private var model: PagerModel
+    private var model: Model
     private var decoder = KeyDecoder()
     private var framer = LineFramer(maxLineLength: InteractivePager.maxServerLineLength)
 
     private let escapeTimer: UV.Timer
     private let reconnectTimer: UV.Timer
     private let connectTimeout: UV.Timer
+    private let clockTimer: UV.Timer
     private var beforeSleep: PrepareHook?
     private var signals: [SignalWatcher] = []
 
@@ -52,7 +62,8 @@ final class InteractivePager {
     private(set) var outcome: (status: Int32, message: String?)?
 
     /// Prepares the pager; nothing is written to the terminal yet.
-    init(loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector) throws(PagerShellError) {
+    init(loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector,
+         model makeModel: (PagerOptions) -> Model) throws(PagerShellError) {
         self.loop = loop
         self.connector = connector
         self.configuration = configuration
@@ -68,8 +79,9 @@ final class InteractivePager {
         options.markdown = configuration.markdown.map { $0 ? .always : .never } ?? .auto
         // The warning on stderr is hidden by the alternate screen at once: the status line keeps saying it.
         options.unverifiedTLS = ServerConnector.insecureWarning(configuration) != nil
-        model = PagerModel(options: options)
+        model = makeModel(options)
         escapeTimer = UV.Timer(loop: loop)
+        clockTimer = UV.Timer(loop: loop)
         reconnectTimer = UV.Timer(loop: loop)
         connectTimeout = UV.Timer(loop: loop)
     }
@@ -95,7 +107,21 @@ final class InteractivePager {
         terminal.startReading({ [unowned self] bytes in self.typed(bytes) },
                               onEnd: { [unowned self] reason in self.finish(status: 1, message: "pagesync: \(reason)") })
         dirty = .clear
+        if let every = model.tickMilliseconds {
+            tick()
+            clockTimer.start(afterMilliseconds: every, repeatMilliseconds: every) { [unowned self] in self.tick() }
+        }
         connect(afterMilliseconds: 0)
+    }
+
+    /// Reports the time to a model that shows it (the notes view's timer and clock).
+    private func tick() {
+        guard outcome == nil else { return }
+        var now = time(nil)
+        var local = tm()
+        localtime_r(&now, &local)
+        let reading = ClockReading(monotonicMilliseconds: MonotonicClock.milliseconds(), hour: Int(local.tm_hour), minute: Int(local.tm_min))
+        apply(model.handle(.tick(reading)))
     }
 
     // MARK: Effects
@@ -285,6 +311,7 @@ final class InteractivePager {
         escapeTimer.close()
         reconnectTimer.close()
         connectTimeout.close()
+        clockTimer.close()
         beforeSleep?.close()
         signals.forEach { $0.close() }
         signals = []

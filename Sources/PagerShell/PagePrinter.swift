@@ -131,7 +131,7 @@ final class PagePrinter {
     private let configuration: PagerConfiguration
     private let connector: ServerConnector
     private var steps: PagePrintSteps
-    private var framer = LineFramer(maxLineLength: InteractivePager.maxServerLineLength)
+    private var framer = LineFramer(maxLineLength: PagerTimings.maxServerLineLength)
     private var connection: (any StreamConnection)?
     private let timeout: UV.Timer
 

@@ -93,6 +93,8 @@ public struct PagerConfiguration: Sendable {
     /// `--markdown` (true) / `--plain` (false): how pages are shown (nil, the default: markdown for
     /// documents named `.md` or `.markdown`).
     public var markdown: Bool?
+    /// `--notes`: the speaker's notes view in place of the pager (needs control of the room).
+    public var notes = false
 
     /// A configuration; only the server is required.
     public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil,
@@ -134,12 +136,5 @@ extension PagerConfiguration {
 extension String {
     var replacingBlanks: String {
         String(map { $0 == " " || $0 == "\t" ? "_" : $0 })
-    }
-
-    var trimmingBlanks: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -1,3 +1,4 @@
+import PageSyncPager
 import UV
 #if canImport(Glibc)
 import Glibc
@@ -31,17 +32,20 @@ public enum PagerShell {
         }
         if let warning = ServerConnector.insecureWarning(configuration) { FileDescriptorWriter.standardError.write(warning + "\n") }
         let outcome: (status: Int32, message: String?)?
+        if configuration.notes && !isTerminal(STDOUT_FILENO) {
+            loop.closeAllHandlesAndDrain()
+            return fail("pagesync --notes: the notes view needs a terminal (standard output is not one)")
+        }
         if isTerminal(STDOUT_FILENO) {
-            let pager: InteractivePager
-            do {
-                pager = try InteractivePager(loop: loop, configuration: configuration, connector: connector)
-            } catch {
+            let result = configuration.notes
+                ? runInteractive(loop: loop, configuration: configuration, connector: connector, model: NotesViewModel.init)
+                : runInteractive(loop: loop, configuration: configuration, connector: connector, model: PagerModel.init)
+            guard case .success(let ended) = result else {
                 loop.closeAllHandlesAndDrain()
-                return fail(error.description)
+                if case .failure(let error) = result { return fail(error.description) }
+                return 1
             }
-            pager.start()
-            loop.run()
-            outcome = pager.outcome
+            outcome = ended
         } else {
             let printer = PagePrinter(loop: loop, configuration: configuration, connector: connector)
             printer.start()
@@ -52,6 +56,23 @@ public enum PagerShell {
         guard let outcome else { return fail("pagesync: the event loop stopped unexpectedly") }
         if let message = outcome.message { FileDescriptorWriter.standardError.write(message + "\n") }
         return outcome.status
+    }
+
+    /// Runs the interactive pager with `model` until it ends; its outcome (nil if the loop
+    /// stopped without one), or why it could not start.
+    private static func runInteractive<Model: TerminalModel>(
+        loop: EventLoop, configuration: PagerConfiguration, connector: ServerConnector,
+        model: (PagerOptions) -> Model
+    ) -> Result<(status: Int32, message: String?)?, PagerShellError> {
+        let pager: InteractivePager<Model>
+        do {
+            pager = try InteractivePager(loop: loop, configuration: configuration, connector: connector, model: model)
+        } catch {
+            return .failure(error)
+        }
+        pager.start()
+        loop.run()
+        return .success(pager.outcome)
     }
 
     private static func fail(_ message: String) -> Int32 {

@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `pagesync [HOST:PORT | tls://HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]`: wiring only.
+/// `pagesync [HOST:PORT | tls://HOST:PORT] [--room NAME] [--name NAME] [--token TOKEN | --token-file PATH] [--follow | --notes] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]`: wiring only.
 struct PageSync: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pagesync",
@@ -54,6 +54,12 @@ struct PageSync: ParsableCommand {
         Documents named .md or .markdown are rendered as markdown (headings, emphasis, lists, \
         quotes, code and tables); --plain shows their text, --markdown renders any document. \
         NO_COLOR drops colours and TERM=dumb every escape sequence.
+
+        --notes shows, in place of the page, the speaker notes of the room's page (markdown         rendered; j k scroll them), the next page's heading, page n of N, the time since         the talk began (the room's first page turn, or the view's start when the talk was         under way; t restarts it) and the clock. Its keys turn the room's page, as a         presentation remote does:
+          ] Space n Right PgDn     next page       [ p Left PgUp Backspace   previous page
+          Home End                 first, last     <digits> Enter            that page
+          j k Down Up  d u         scroll notes    t   restart the timer     h ?  keys
+        Notes are for those with control: in a presenter room give the token (--token,         --token-file or $PAGESYNC_TOKEN); without control the view quits with one line         that says why.
         """,
         version: PageSyncVersion.current)
 
@@ -98,6 +104,9 @@ struct PageSync: ParsableCommand {
     @Flag(help: "Join as a follower only: no key ever moves the room (page turns browse on your own).")
     var follow = false
 
+    @Flag(help: "The speaker's notes view: the notes of the room's page, the next page's heading, the timer and the clock, with keys that turn the room's page (needs control: the room's token in a presenter room).")
+    var notes = false
+
     @Flag(help: "Render every document as markdown (default: only those named .md or .markdown).")
     var markdown = false
 
@@ -109,6 +118,7 @@ struct PageSync: ParsableCommand {
         if let name, let problem = PagerConfiguration.nameProblem(name, option: "--name") { throw ValidationError(problem) }
         if let room, let problem = PagerConfiguration.nameProblem(room, option: "--room") { throw ValidationError(problem) }
         if markdown && plain { throw ValidationError("--markdown and --plain: choose one") }
+        if notes && follow { throw ValidationError("--notes and --follow: the notes view turns the room's page; choose one") }
         if let problem = PagerConfiguration.clientCertificateProblem(certificateFile: tlsCert, keyFile: tlsKey) {
             throw ValidationError(problem)
         }
@@ -147,6 +157,7 @@ struct PageSync: ParsableCommand {
                                                markdown: markdown ? true : plain ? false : nil)
         configuration.tlsCertificateFile = tlsCert
         configuration.tlsKeyFile = tlsKey
+        configuration.notes = notes
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }
