@@ -4,14 +4,7 @@ import PageSyncCore
 /// matched to what was sent, pushed `PAGE` events, `BYE`, and reconnecting.
 extension PagerModel {
     mutating func handleServer(_ msg: ServerMessage, _ fx: inout [PagerEffect]) {
-        if awaitingFirstLine {
-            awaitingFirstLine = false
-            // A pagesync server speaks first: its greeting, or ERR/BYE (full, shutting down).
-            if case .line(let line) = msg, ![.hello, .error, .bye].contains(line.kind) {
-                let said = Layout.truncate(Sanitizer.plainText(([line.head] + line.words).joined(separator: " ")), toWidth: 80)
-                return handleDisconnect("not a pagesync server (it said: \(said))", &fx)
-            }
-        }
+        if let problem = session.notPagesync(msg) { return handleDisconnect(problem, &fx) }
         switch msg {
         case .multiline(let header, let lines, let truncated):
             guard !outstanding.isEmpty else { return }
@@ -44,7 +37,7 @@ extension PagerModel {
                     // An ERR nobody asked for (`ERR 503 server full` before a greeting) is the server's
                     // reason for closing: kept like a BYE, so the refused reconnects after it do not hide it.
                     if line.kind == .error {
-                        farewell = line.text
+                        session.farewell = line.text
                         notice(line.text)
                     }
                     return
@@ -52,7 +45,7 @@ extension PagerModel {
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
             case .bye:
-                farewell = line.text
+                session.farewell = line.text
                 notice("server: " + line.text)
             case .other:
                 break
@@ -65,28 +58,19 @@ extension PagerModel {
             notice("unexpected greeting from the server")
             return
         }
-        connection = .connected
-        attempts = 0
-        reconnectWait.reset()
-        greeted = true
-        farewell = nil
+        let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
         outstanding = []
         turns.reset()
         message = nil
         takeWhole(view)
         clientName = line.fields["name"]
-        if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
-        if let name = options.name, name != clientName {
-            fx.append(.send(.name(name)))
-            outstanding.append(.name)
-        }
-        if let target = rejoinRoom, target != view.name {
-            fx.append(.send(.join(target)))
-            outstanding.append(.join)
-        }
-        if let token = options.token {
-            fx.append(.send(.auth(token)))
-            outstanding.append(.auth)
+        for command in handshake {
+            fx.append(.send(command))
+            switch command {
+            case .name: outstanding.append(.name)
+            case .join: outstanding.append(.join)
+            default: outstanding.append(.auth)
+            }
         }
     }
 
@@ -145,38 +129,24 @@ extension PagerModel {
         }
     }
 
-    /// Disconnect reasons that only say the server closed or is not there (yet).
-    static let serverAwayReasons: Set<String> = ["connection refused", "the server closed the connection"]
-
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
-        if greeted, resume == nil, let room, let key = displayKey, let line = readingLine() {
+        if session.greeted, resume == nil, let room, let key = displayKey, let line = readingLine() {
             resume = ResumePlace(room: room.name, key: key, line: line, sideways: sidewaysShift)
         }
         edge.reset()
         documentSearch = nil  // its pages were asked on the lost connection
-        awaitingFirstLine = false
         turns.reset()
         outstanding = []
         texts.forgetRequests()
         longPage?.window.forgetRequest()
         assembler.reset()
-        if !greeted && options.quitIfFirstConnectionFails {
-            let why = farewell ?? message ?? reason  // e.g. "server full" sent before the close
-            fx.append(.quit(status: 1, message: "pagesync: cannot connect to \(options.server): \(why)"))
-            return
+        switch session.lost(reason, message: message, options: options) {
+        case .quit(let why):
+            fx.append(.quit(status: 1, message: why))
+        case .reconnect(let delay, let said):
+            notice(said)
+            fx.append(.connect(afterMilliseconds: delay))
         }
-        attempts += 1
-        connection = greeted ? .reconnecting(attempt: attempts) : .connecting
-        // The server's own goodbye says more than a socket that found nobody there afterwards;
-        // any other failure of a later attempt (a certificate the pager does not trust, a
-        // timeout) is what to act on: said first, the goodbye after it (a narrow status line
-        // cuts the end), or it would stay hidden behind the goodbye.
-        if let farewell {
-            notice(reason.isEmpty || Self.serverAwayReasons.contains(reason) ? "server: \(farewell)" : "\(reason) · server: \(farewell)")
-        } else {
-            notice(reason.isEmpty ? nil : reason)
-        }
-        fx.append(.connect(afterMilliseconds: Int(reconnectWait.next(unitRandom: jitter.next()))))
     }
 
     /// A new session's state: taken whatever its version. Back in the room you were reading when

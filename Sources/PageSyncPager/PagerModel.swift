@@ -45,7 +45,7 @@ import PageSyncCore
 /// On ``PagerEvent/disconnected(reason:)`` the screen stays, the status says "reconnecting…",
 /// requests in flight and pending presses are dropped (their fate is unknown; the next greeting
 /// tells the truth), and ``PagerEffect/connect(afterMilliseconds:)`` asks for a new attempt with
-/// ``reconnectWait`` (a jittered ``Backoff``). After each greeting the model sends `NAME`, `JOIN` (back to the room it
+/// a jittered ``Backoff`` (``ServerSession``). After each greeting the model sends `NAME`, `JOIN` (back to the room it
 /// was in, or `--room`) and `AUTH` as needed, and holds navigation until those are answered.
 /// Errors never end the pager: their text goes to the status line.
 ///
@@ -64,7 +64,7 @@ public struct PagerModel: TerminalModel {
     /// Following the room or browsing on your own.
     public internal(set) var mode: FollowMode = .following
     /// The connection as shown to people.
-    public internal(set) var connection: ConnectionState = .connecting
+    public var connection: ConnectionState { session.connection }
     /// The message on the status line (the last error or hint), if any.
     public internal(set) var message: String? {
         didSet { messageIsNotice = false }
@@ -102,7 +102,6 @@ public struct PagerModel: TerminalModel {
     typealias Intent = NavigationIntent
 
     let options: PagerOptions
-    var jitter: JitterRandom
     var turns = PageTurnQueue()
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
@@ -133,18 +132,8 @@ public struct PagerModel: TerminalModel {
     /// The last page rendered as markdown (rendering is kept while the page stays).
     var markdownCache: (key: PageKey, page: RenderedMarkdown)?
     var help = HelpScreen()
-    var greeted = false
-    /// The connection is up and nothing has been heard on it yet: its first line must be pagesync's.
-    var awaitingFirstLine = false
-    /// The server's reason for closing (its last `BYE`, or an `ERR` nobody asked for such as `ERR 503
-    /// server full`), kept on the status line through refused reconnects until the next greeting.
-    var farewell: String?
-    /// Reconnection attempts since the last greeting (the status line counts them).
-    var attempts = 0
-    /// The wait before the next reconnection: 100 ms doubling to 5 s, jittered so that the
-    /// pagers of a room that lost its server do not all come back in the same millisecond.
-    var reconnectWait = Backoff(longestMilliseconds: 5_000)
-    var rejoinRoom: String?
+    /// The greeting check, the handshake, the server's parting words and reconnecting.
+    var session: ServerSession
     var rowsCache = PageRowsCache()
     /// The page on screen when it is too long to hold whole: read in pieces (see ``PageWindow``).
     package var longPage: LongPage?
@@ -160,7 +149,7 @@ public struct PagerModel: TerminalModel {
     public init(options: PagerOptions) {
         self.options = options
         self.size = options.size
-        self.jitter = JitterRandom(seed: options.randomSeed)
+        self.session = ServerSession(seed: options.randomSeed)
     }
 
     // MARK: Events
@@ -181,7 +170,7 @@ public struct PagerModel: TerminalModel {
         case .connected:
             assembler.reset()
             outstanding = []
-            awaitingFirstLine = true
+            session.connected()
         case .disconnected(let reason):
             handleDisconnect(reason, &fx)
             repaint = true

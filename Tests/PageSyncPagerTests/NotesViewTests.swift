@@ -3,8 +3,7 @@ import Testing
 import PageSyncPager
 
 func notesReply(page: Int, pages: Int = 6, doc: String = "d1", _ lines: [String]) -> [String] {
-    ["OK NOTES page=\(page) pages=\(pages) doc=\(doc) bytes=10 lines=\(lines.count) truncated=no"]
-        + lines.map { $0.hasPrefix(".") ? "." + $0 : $0 } + ["."]
+    textReply(page: page, pages: pages, doc: doc, lines, kind: "NOTES")
 }
 
 /// Drives a notes view and records what it asks for.

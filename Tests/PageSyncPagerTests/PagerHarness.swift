@@ -16,8 +16,8 @@ func statusReply(room: String = "guide", page: Int, pages: Int = 6, version: UIn
     "OK room=\(room) page=\(page) pages=\(pages) version=\(version) by=- doc=\(doc) epoch=e wrap=no control=\(control ? "yes" : "no") clients=\(clients)"
 }
 
-func textReply(page: Int, pages: Int = 6, doc: String = "d1", _ lines: [String]) -> [String] {
-    ["OK TEXT page=\(page) pages=\(pages) doc=\(doc) bytes=10 lines=\(lines.count) truncated=no"]
+func textReply(page: Int, pages: Int = 6, doc: String = "d1", _ lines: [String], kind: String = "TEXT") -> [String] {
+    ["OK \(kind) page=\(page) pages=\(pages) doc=\(doc) bytes=10 lines=\(lines.count) truncated=no"]
         + lines.map { $0.hasPrefix(".") ? "." + $0 : $0 } + ["."]
 }
 

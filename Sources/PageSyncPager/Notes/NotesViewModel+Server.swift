@@ -5,13 +5,7 @@ import PageSyncCore
 /// and asking for the notes and the next page's heading.
 extension NotesViewModel {
     mutating func handleServer(_ msg: ServerMessage, _ fx: inout [PagerEffect]) {
-        if awaitingFirstLine {
-            awaitingFirstLine = false
-            if case .line(let line) = msg, ![.hello, .error, .bye].contains(line.kind) {
-                let said = Layout.truncate(Sanitizer.plainText(([line.head] + line.words).joined(separator: " ")), toWidth: 80)
-                return handleDisconnect("not a pagesync server (it said: \(said))", &fx)
-            }
-        }
+        if let problem = session.notPagesync(msg) { return handleDisconnect(problem, &fx) }
         switch msg {
         case .multiline(let header, let lines, let truncated):
             guard !outstanding.isEmpty else { return }
@@ -30,12 +24,12 @@ extension NotesViewModel {
             case .page: reconcile(line, &fx)
             case .ok, .error:
                 guard !outstanding.isEmpty else {
-                    if line.kind == .error { farewell = line.text; message = line.text }
+                    if line.kind == .error { session.farewell = line.text; message = line.text }
                     return
                 }
                 handleReply(line, to: outstanding.removeFirst(), &fx)
             case .bye:
-                farewell = line.text
+                session.farewell = line.text
                 message = "server: " + line.text
             case .other:
                 break
@@ -52,29 +46,20 @@ extension NotesViewModel {
             message = "unexpected greeting from the server"
             return
         }
-        connection = .connected
-        attempts = 0
-        reconnectWait.reset()
-        greeted = true
-        farewell = nil
+        let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
         outstanding = []
         turns.reset()
         notesAsked = nil
         headlinesAsked = []
         message = nil
         take(view)
-        if rejoinRoom == nil { rejoinRoom = options.room ?? view.name }
-        if let name = options.name, name != line.fields["name"] {
-            fx.append(.send(.name(name)))
-            outstanding.append(.name)
-        }
-        if let target = rejoinRoom, target != view.name {
-            fx.append(.send(.join(target)))
-            outstanding.append(.join)
-        }
-        if let token = options.token {
-            fx.append(.send(.auth(token)))
-            outstanding.append(.auth)
+        for command in handshake {
+            fx.append(.send(command))
+            switch command {
+            case .name: outstanding.append(.name)
+            case .join: outstanding.append(.join)
+            default: outstanding.append(.auth)
+            }
         }
         checkControl(&fx)
     }
@@ -98,7 +83,7 @@ extension NotesViewModel {
             if line.kind == .error { message = line.text }
         case .join:
             guard line.kind == .ok, let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) else {
-                return fx.append(.quit(status: 1, message: "pagesync --notes: cannot join room \(rejoinRoom ?? "?"): \(line.text)"))
+                return fx.append(.quit(status: 1, message: "pagesync --notes: cannot join room \(session.rejoinRoom ?? "?"): \(line.text)"))
             }
             take(view)
             checkControl(&fx)
@@ -191,20 +176,17 @@ extension NotesViewModel {
     }
 
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
-        awaitingFirstLine = false
         turns.reset()
         outstanding = []
         notesAsked = nil
         headlinesAsked = []
         assembler.reset()
-        if !greeted && options.quitIfFirstConnectionFails {
-            let why = farewell ?? message ?? reason
-            fx.append(.quit(status: 1, message: "pagesync: cannot connect to \(options.server): \(why)"))
-            return
+        switch session.lost(reason, message: message, options: options) {
+        case .quit(let why):
+            fx.append(.quit(status: 1, message: why))
+        case .reconnect(let delay, let said):
+            message = said
+            fx.append(.connect(afterMilliseconds: delay))
         }
-        attempts += 1
-        connection = greeted ? .reconnecting(attempt: attempts) : .connecting
-        message = farewell.map { "server: \($0)" } ?? (reason.isEmpty ? nil : reason)
-        fx.append(.connect(afterMilliseconds: Int(reconnectWait.next(unitRandom: jitter.next()))))
     }
 }

@@ -26,7 +26,7 @@ public struct NotesViewModel: TerminalModel {
     /// The room as last heard from the server (nil before the first greeting).
     public internal(set) var room: RoomView?
     /// The connection as shown to people.
-    public internal(set) var connection: ConnectionState = .connecting
+    public var connection: ConnectionState { session.connection }
     /// The terminal size.
     public internal(set) var size: TerminalSize
     /// The message on the status line (an error, a hint), if any.
@@ -39,13 +39,8 @@ public struct NotesViewModel: TerminalModel {
     // MARK: Internal state (used by the extensions in the other NotesViewModel+ files)
 
     let options: PagerOptions
-    var jitter: JitterRandom
-    var reconnectWait = Backoff(longestMilliseconds: 5_000)
-    var attempts = 0
-    var greeted = false
-    var awaitingFirstLine = false
-    var farewell: String?
-    var rejoinRoom: String?
+    /// The greeting check, the handshake, the server's parting words and reconnecting.
+    var session: ServerSession
     var outstanding: [NotesExpectation] = []
     var assembler = ReplyAssembler()
     var turns = PageTurnQueue()
@@ -68,7 +63,7 @@ public struct NotesViewModel: TerminalModel {
     public init(options: PagerOptions) {
         self.options = options
         self.size = options.size
-        self.jitter = JitterRandom(seed: options.randomSeed)
+        self.session = ServerSession(seed: options.randomSeed)
     }
 
     /// The most headings kept (a long deck's; the oldest go first past this).
@@ -88,7 +83,7 @@ public struct NotesViewModel: TerminalModel {
         case .connected:
             assembler.reset()
             outstanding = []
-            awaitingFirstLine = true
+            session.connected()
         case .disconnected(let reason):
             handleDisconnect(reason, &fx)
         case .resized(let newSize):
