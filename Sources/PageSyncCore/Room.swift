@@ -12,15 +12,23 @@ public struct RoomState: Equatable, Sendable {
     public var doc: String
     /// The room's history: versions grow within one epoch and are not comparable across two.
     public var epoch: Epoch
+    /// The line of the current page that the room's screens show at their top, from 1 (a line
+    /// of the document's own text as `TEXT` returns it, never a wrapped or rendered row).
+    public var line: Int
+    /// The lines of the current page that are highlighted, or nil.
+    public var mark: LineRange?
 
     /// Creates a state holding exactly the given values.
-    public init(page: PageNumber, pageCount: Int, version: UInt64, by: String?, doc: String, epoch: Epoch = Epoch(0)) {
+    public init(page: PageNumber, pageCount: Int, version: UInt64, by: String?, doc: String, epoch: Epoch = Epoch(0),
+                line: Int = 1, mark: LineRange? = nil) {
         self.page = page
         self.pageCount = pageCount
         self.version = version
         self.by = by
         self.doc = doc
         self.epoch = epoch
+        self.line = line
+        self.mark = mark
     }
 }
 
@@ -61,6 +69,8 @@ public enum NavigationError: Error, Equatable, Sendable {
     /// The version is already `UInt64.max`: a change would have to reuse it, so the room
     /// refuses every further change (500).
     case versionExhausted
+    /// `LINE` or `MARK` past the current page's last line (416); `lines` is the page's count.
+    case noSuchLine(Int, lines: Int)
 }
 
 /// What a successful navigation did.
@@ -78,7 +88,7 @@ public struct Room: Sendable {
     /// How the room behaves at its ends and whether it needs a token.
     public var policy: RoomPolicy
     /// The current state; `page` is always within `1...pageCount` and `pageCount` >= 1.
-    public private(set) var state: RoomState
+    public internal(set) var state: RoomState
 
     /// Creates a room. A `pageCount` below 1 becomes 1, and `page` is clamped into
     /// `1...pageCount`.
@@ -132,24 +142,40 @@ public struct Room: Sendable {
         guard target != current else { return .success(.unchanged) }
         guard canChange else { return .failure(.versionExhausted) }
         state.page = target
+        state.line = 1
+        state.mark = nil
         bumpVersion()
         state.by = by
         return .success(.moved)
     }
 
     /// The document was re-indexed: it now has `pageCount` pages (below 1 becomes 1) and
-    /// content id `doc`. The page is clamped to the new count.
-    /// Returns true, and bumps the version, iff the page count, the page or the doc changed.
-    /// `by` is left as it was. When the version is already `UInt64.max` (``canChange`` is
-    /// false) nothing changes and it returns false: the version is never reused.
-    public mutating func documentChanged(pageCount: Int, doc: String) -> Bool {
+    /// content id `doc`, and the page it is on has `lineCount` lines (nil: not known, the line
+    /// and mark stay). The page is clamped to the new count; a page that changed starts at line
+    /// 1 with no mark, and a page that got shorter clamps the line and the mark into it.
+    /// Returns true, and bumps the version, iff the page count, the page, the doc, the line or
+    /// the mark changed. `by` is left as it was. When the version is already `UInt64.max`
+    /// (``canChange`` is false) nothing changes and it returns false: the version is never reused.
+    public mutating func documentChanged(pageCount: Int, doc: String, lineCount: Int? = nil) -> Bool {
         let count = max(1, pageCount)
         let page = PageNumber(clamping: state.page.number, pageCount: count)
-        guard count != state.pageCount || page != state.page || doc != state.doc else { return false }
+        var line = state.line
+        var mark = state.mark
+        if page != state.page {
+            line = 1
+            mark = nil
+        } else if let lineCount {
+            line = min(line, max(1, lineCount))
+            mark = mark?.clamped(toLines: lineCount)
+        }
+        guard count != state.pageCount || page != state.page || doc != state.doc
+                || line != state.line || mark != state.mark else { return false }
         guard canChange else { return false }
         state.pageCount = count
         state.page = page
         state.doc = doc
+        state.line = line
+        state.mark = mark
         bumpVersion()
         return true
     }
@@ -167,7 +193,7 @@ public struct Room: Sendable {
     public var canChange: Bool { state.version < UInt64.max }
 
     /// Callers check ``canChange`` first.
-    private mutating func bumpVersion() {
+    mutating func bumpVersion() {
         precondition(canChange, "version exhausted")
         state.version += 1
     }

@@ -83,7 +83,8 @@ public enum Wire {
     /// The `ERR` line for a refused navigation, with PROTOCOL.md's messages:
     /// 403 `this room needs a control token; send AUTH <token>`,
     /// 404 `no page 9: this document has 6 pages`,
-    /// 409 `version is 8, not 7`, 416 `already on the last page` / `already on the first page`
+    /// 409 `version is 8, not 7`, 416 `already on the last page` / `already on the first page` /
+    /// `no line 40: page 3 has 25 lines`
     /// and 500 ``versionExhaustedMessage``; all but 403 and 404 followed by `page= pages= version= by= doc= epoch=`.
     public static func error(_ e: NavigationError, room: RoomSnapshot) -> [UInt8] {
         switch e {
@@ -99,6 +100,8 @@ public enum Wire {
             return line("ERR 416 already on the \(which) page \(stateFields(room.state))")
         case .versionExhausted:
             return line("ERR 500 \(versionExhaustedMessage) \(stateFields(room.state))")
+        case .noSuchLine(let n, let lines):
+            return line("ERR 416 no line \(n): page \(room.state.page) has \(lines) line\(lines == 1 ? "" : "s") \(stateFields(room.state))")
         }
     }
 

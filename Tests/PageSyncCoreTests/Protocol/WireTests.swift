@@ -140,6 +140,9 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
             == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b epoch=0000000000000000\n")
         let single = RoomSnapshot(name: "one", state: state(count: 1), wraps: false)
         #expect(str(Wire.error(.noSuchPage(PageNumber(2)!), room: single)) == "ERR 404 no page 2: this document has 1 page\n")
+        #expect(str(Wire.error(.noSuchLine(41, lines: 40), room: room))
+            == "ERR 416 no line 41: page 3 has 40 lines page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
+        #expect(str(Wire.error(.noSuchLine(2, lines: 1), room: room)).hasPrefix("ERR 416 no line 2: page 3 has 1 line page=3 "))
     }
 
     @Test func ok() {
