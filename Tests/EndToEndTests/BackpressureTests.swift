@@ -72,7 +72,7 @@ struct BackpressureTests {
                 let line = try await client.readLine()
                 guard line == "OK PONG \(i)" else { throw HarnessError("reply \(i): \(line.debugDescription)") }
             }
-            #expect(try await client.readLine() == "OK page=2 pages=3 version=\((hello.version ?? 0) + 1)")
+            #expect(try await client.readLine() == "OK page=2 pages=3 version=\((hello.version ?? 0) + 1) line=1 mark=-")
             #expect(try await client.readServerLine().kind == "PAGE")
             #expect(try await client.readLineOrEOF() == nil, "the server closes once everything is answered")
         }

@@ -209,7 +209,7 @@ struct CommandTests {
             let help = try await client.command("HELP")
             #expect(help.header.raw == "OK HELP")
             let verbs = Set(help.lines.compactMap { $0.split(separator: " ").first.map(String.init) })
-            for verb in ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "QUIT"] {
+            for verb in ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "LINE", "MARK", "STATUS", "TEXT", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "QUIT"] {
                 #expect(verbs.contains(verb), "HELP does not list \(verb)")
             }
             #expect(try await client.command("QUIT").header.raw == "OK BYE")

@@ -102,7 +102,7 @@ struct HostileInputTests {
                 let reply = try await client.readServerLine()
                 #expect(reply.code == 400, "\(bad.name): got \(reply)")
             }
-            #expect(try await client.readServerLine().raw == "OK page=2 pages=3 version=1")
+            #expect(try await client.readServerLine().raw == "OK page=2 pages=3 version=1 line=1 mark=-")
         }
     }
 
@@ -119,7 +119,7 @@ struct HostileInputTests {
             let reply = try await client.readServerLine()
             #expect(reply.code == 413, "got \(reply)")
             let next = try await client.readServerLine()
-            #expect(next.raw == "OK page=2 pages=3 version=1", "the line after the long one is read normally")
+            #expect(next.raw == "OK page=2 pages=3 version=1 line=1 mark=-", "the line after the long one is read normally")
             #expect(try await client.sync().map { ServerLine($0).kind } == ["PAGE"])
             let growthKiB = try daemon.rssKiB() - baseline
             if Daemon.resourceBudgetsApply { #expect(growthKiB < 16 * 1024, "RSS grew by \(growthKiB) KiB for one \(length)-byte line") }

@@ -15,7 +15,7 @@ struct NetcatTests {
             let hello = ServerLine(lines[0])
             #expect(hello.kind == "HELLO" && hello.words.first == "pagesync/1" && hello["room"] == "guide")
             #expect(hello.page == 1 && hello.pages == 6 && hello.version == 0)
-            #expect(lines.count > 1 && lines[1] == "OK page=2 pages=6 version=1")
+            #expect(lines.count > 1 && lines[1] == "OK page=2 pages=6 version=1 line=1 mark=-")
             let page = ServerLine(lines.count > 2 ? lines[2] : "")
             #expect(page.kind == "PAGE" && page["room"] == "guide" && page.page == 2 && page.version == 1)
             #expect(page["by"] == hello["name"], "by= names the nc client")

@@ -51,7 +51,7 @@ struct SyncTests {
             // Ten commands in one write: the daemon handles them in one go.
             try await mover.send(lines: Array(repeating: "NEXT", count: 10))
             for version in 1...10 {
-                #expect(try await mover.readServerLine().raw == "OK page=\(version + 1) pages=20 version=\(version)")
+                #expect(try await mover.readServerLine().raw == "OK page=\(version + 1) pages=20 version=\(version) line=1 mark=-")
                 #expect(try await mover.readServerLine().version == UInt64(version))
             }
             _ = try await mover.sync()

@@ -80,7 +80,7 @@ private func texts(_ lines: ArraySlice<(line: ByteLine, group: UInt64)>) -> [Str
         #expect(o.takeLatestAlone(settled: 1, backedUp: false) == nil, "the OK goes first")
         #expect(!o.isEmpty)
         let out = o.take(settled: 1, backedUp: false) { _ in [] }.map { String(decoding: $0, as: UTF8.self) }.joined()
-        #expect(out == "OK page=2 pages=2 version=2\nPAGE v2\n")
+        #expect(out == "OK page=2 pages=2 version=2 line=1 mark=-\nPAGE v2\n")
     }
 
     @Test func onlyAnEmptyOpenOutboxTakesALineDirectly() {

@@ -16,7 +16,7 @@ private func ok(_ version: UInt64) -> NavigatedReply { NavigatedReply(page: .fir
         o.stage(.bytes(Array("B\n".utf8)), group: 1, backedUp: false)
         #expect(text(o.take(settled: 0, backedUp: false, render: noRender)) == "A\n", "group 1 is not saved yet")
         #expect(o.waits(settled: 0))
-        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1\nB\n")
+        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1 line=1 mark=-\nB\n")
         #expect(o.isEmpty && o.stagedBytes == 0 && !o.waits(settled: 1))
     }
 
@@ -52,7 +52,7 @@ private func ok(_ version: UInt64) -> NavigatedReply { NavigatedReply(page: .fir
         o.stage(.change(ok(9)), group: 2, backedUp: true)
         o.offer(line("PAGE v9"), group: 2, backedUp: true)
         #expect(o.take(settled: 1, backedUp: false, render: noRender).isEmpty)
-        #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=9\nPAGE v9\n")
+        #expect(text(o.take(settled: 2, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=9 line=1 mark=-\nPAGE v9\n")
     }
 
     @Test func aFailedGroupTurnsItsOKIntoTheErrorAndDropsItsEvents() {
@@ -66,7 +66,7 @@ private func ok(_ version: UInt64) -> NavigatedReply { NavigatedReply(page: .fir
         let droppedSlot = o.fail(after: 1, errorLine: Array("ERR 507\n".utf8))
         #expect(droppedSlot)
         #expect(o.stagedBytes == o.items.reduce(0) { $0 + $1.item.byteCount }, "the error replaced the OK in the byte count")
-        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1\nPAGE v1\nERR 507\nPONG\n")
+        #expect(text(o.take(settled: 1, backedUp: false, render: noRender)) == "OK page=1 pages=1 version=1 line=1 mark=-\nPAGE v1\nERR 507\nPONG\n")
         #expect(o.isEmpty)
     }
 

@@ -6,6 +6,12 @@
 /// byte:
 /// - `R` room state: `epoch u64 | version u64 | page u32 | room str | by str | doc str`,
 ///   where `str` is `u16 LE length | UTF-8 bytes` and an empty `by` means nobody;
+/// - `F` room state with its focus: `R`'s fields, then `line u32 | mark first u32 | mark last u32`
+///   (`line` >= 1; no mark is `0 | 0`, else `1 <= first <= last`). A room whose line is 1 and
+///   that has no mark is written as `R`, so a journal is readable by a daemon older than the
+///   `F` record until some room uses `LINE` or `MARK`; such a daemon takes an `F` frame for
+///   damage (it keeps the records before it and starts a new history after it, as for any
+///   damaged journal);
 /// - `O` opened: `boot id str`;
 /// - `C` closed: nothing more.
 ///
@@ -55,8 +61,11 @@ public enum JournalCodec {
     /// The exact size of a room record's frame.
     private static func roomFrameSize(_ r: UnsafePointer<SavedRoom>) -> Int {
         headerSize + 1 + 8 + 8 + 4 + 3 * 2 + storedLength(r.pointee.room) + (r.pointee.by.map { storedLength($0) } ?? 0)
-            + storedLength(r.pointee.doc)
+            + storedLength(r.pointee.doc) + (r.pointee.hasFocus ? focusSize : 0)
     }
+
+    /// The bytes an `F` record has after `R`'s fields: the line and the mark's two ends.
+    static let focusSize = 12
 
     /// Writes `record`'s frame.
     static func write(_ record: JournalRecord, to out: inout ByteWriter) {
@@ -79,13 +88,19 @@ public enum JournalCodec {
     /// ``JournalRecord`` or capturing it in a closure, both of which copy it).
     private static func writeRoom(_ r: UnsafePointer<SavedRoom>, to out: inout ByteWriter) {
         let start = beginFrame(&out)
-        out.byte(UInt8(ascii: "R"))
+        let focus = r.pointee.hasFocus
+        out.byte(UInt8(ascii: focus ? "F" : "R"))
         out.littleEndian(r.pointee.epoch.value)
         out.littleEndian(r.pointee.version)
         out.littleEndian(UInt32(clamping: r.pointee.page.number))
         writeString(r.pointee.room, to: &out)
         if let by = r.pointee.by { writeString(by, to: &out) } else { writeString("", to: &out) }
         writeString(r.pointee.doc, to: &out)
+        if focus {
+            out.littleEndian(UInt32(clamping: r.pointee.line))
+            out.littleEndian(UInt32(clamping: r.pointee.mark?.first ?? 0))
+            out.littleEndian(UInt32(clamping: r.pointee.mark?.last ?? 0))
+        }
         endFrame(&out, start: start)
     }
 
@@ -159,7 +174,8 @@ public enum JournalCodec {
         let lengthBytes = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 4])
         let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         guard CRC32C.checksum(payload, continuing: CRC32C.checksum(lengthBytes)) == crc else { return .damaged }
-        guard payload[0] == UInt8(ascii: "R") else {
+        let focus = payload[0] == UInt8(ascii: "F")
+        guard focus || payload[0] == UInt8(ascii: "R") else {
             guard let record = decodePayload(payload) else { return .damaged }
             return .other(record, next: end)
         }
@@ -180,6 +196,10 @@ public enum JournalCodec {
             }
             at += n
         }
+        if focus {
+            guard length - at == focusSize, validFocus(payload, at) else { return .damaged }
+            at += focusSize
+        }
         guard at == length else { return .damaged }
         return .room(name: name, payload: start..<end, next: end)
     }
@@ -199,7 +219,7 @@ public enum JournalCodec {
         var at: Int
         let strings: Int
         switch bytes[start] {
-        case UInt8(ascii: "R"): (at, strings) = (21, 3)
+        case UInt8(ascii: "R"), UInt8(ascii: "F"): (at, strings) = (21, 3)
         case UInt8(ascii: "O"): (at, strings) = (1, 1)
         case UInt8(ascii: "C"): return 1
         default: return nil
@@ -208,7 +228,7 @@ public enum JournalCodec {
             guard start + at + 2 <= limit else { return nil }
             at += 2 + Int(readInteger(bytes, start + at, as: UInt16.self))
         }
-        return at
+        return bytes[start] == UInt8(ascii: "F") ? at + focusSize : at
     }
 
     /// Whether the checksum stored in the frame header at `offset` is that of a frame whose
@@ -256,13 +276,22 @@ public enum JournalCodec {
     private static func decodePayload(_ p: UnsafeRawBufferPointer) -> JournalRecord? {
         var reader = Reader(bytes: p, offset: 1)
         switch p[0] {
-        case UInt8(ascii: "R"):
+        case UInt8(ascii: "R"), UInt8(ascii: "F"):
             guard let epoch = reader.integer(UInt64.self), let version = reader.integer(UInt64.self),
                 let pageNumber = reader.integer(UInt32.self), let page = PageNumber(Int(pageNumber)),
-                let room = reader.string(), !room.isEmpty, let by = reader.string(), let doc = reader.string(),
-                reader.atEnd
+                let room = reader.string(), !room.isEmpty, let by = reader.string(), let doc = reader.string()
             else { return nil }
-            return .room(SavedRoom(room: room, page: page, version: version, by: by.isEmpty ? nil : by, doc: doc, epoch: Epoch(epoch)))
+            var saved = SavedRoom(room: room, page: page, version: version, by: by.isEmpty ? nil : by, doc: doc, epoch: Epoch(epoch))
+            if p[0] == UInt8(ascii: "F") {
+                guard p.count - reader.offset == focusSize, validFocus(p, reader.offset),
+                      let line = reader.integer(UInt32.self), let first = reader.integer(UInt32.self),
+                      let last = reader.integer(UInt32.self)
+                else { return nil }
+                saved.line = Int(line)
+                saved.mark = LineRange(first: Int(first), last: Int(last))
+            }
+            guard reader.atEnd else { return nil }
+            return .room(saved)
         case UInt8(ascii: "O"):
             guard let boot = reader.string(), reader.atEnd else { return nil }
             return .opened(bootID: boot)
@@ -271,6 +300,15 @@ public enum JournalCodec {
         default:
             return nil
         }
+    }
+
+    /// Whether the twelve bytes at `at` are a valid focus: a line from 1, and no mark (`0 | 0`)
+    /// or a range `1 <= first <= last`.
+    private static func validFocus(_ p: UnsafeRawBufferPointer, _ at: Int) -> Bool {
+        let line = readInteger(p, at, as: UInt32.self)
+        let first = readInteger(p, at + 4, as: UInt32.self)
+        let last = readInteger(p, at + 8, as: UInt32.self)
+        return line >= 1 && ((first == 0 && last == 0) || (first >= 1 && last >= first))
     }
 
     /// How many of `s`'s UTF-8 bytes a record keeps: all of them below 65,535; else at most

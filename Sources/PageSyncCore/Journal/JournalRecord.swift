@@ -12,21 +12,33 @@ public struct SavedRoom: Equatable, Sendable {
     public var doc: String
     /// The room's epoch.
     public var epoch: Epoch
+    /// The line of the page at the room's screens' top, from 1.
+    public var line: Int
+    /// The marked lines of the page, or nil.
+    public var mark: LineRange?
 
     /// Creates a saved state.
-    public init(room: String, page: PageNumber, version: UInt64, by: String?, doc: String, epoch: Epoch) {
+    public init(room: String, page: PageNumber, version: UInt64, by: String?, doc: String, epoch: Epoch,
+                line: Int = 1, mark: LineRange? = nil) {
         self.room = room
         self.page = page
         self.version = version
         self.by = by
         self.doc = doc
         self.epoch = epoch
+        self.line = line
+        self.mark = mark
     }
 
     /// The saved form of a room's state.
     public init(room: String, state: RoomState) {
-        self.init(room: room, page: state.page, version: state.version, by: state.by, doc: state.doc, epoch: state.epoch)
+        self.init(room: room, page: state.page, version: state.version, by: state.by, doc: state.doc, epoch: state.epoch,
+                  line: state.line, mark: state.mark)
     }
+
+    /// Whether the line or the mark differ from a fresh page's (line 1, no mark): only then
+    /// does the journal need the longer `F` record.
+    public var hasFocus: Bool { line != 1 || mark != nil }
 }
 
 /// A record of the state journal.

@@ -15,8 +15,9 @@ public enum RoomRestore {
     ///   - doc: the document's content id now.
     ///   - freshEpoch: the epoch for a room never saved.
     ///
-    /// A saved room keeps its version; if its document changed or its page no longer
-    /// exists, that is a change: the version grows by one. Versions never go back within an
+    /// A saved room keeps its version, line and mark; if its document changed or its page no
+    /// longer exists, that is a change: the version grows by one, and the line and mark go
+    /// back to line 1 and none. Versions never go back within an
     /// epoch; a change at the last version (2^64−1) starts a new epoch at version 0.
     public static func restore(saved: SavedRoom?, pageCount: Int, doc: String, freshEpoch: Epoch) -> Outcome {
         let count = max(1, pageCount)
@@ -26,9 +27,14 @@ public enum RoomRestore {
                 needsSave: true)
         }
         let page = PageNumber(clamping: saved.page.number, pageCount: count)
-        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: saved.epoch)
+        var state = RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: doc, epoch: saved.epoch,
+                              line: saved.line, mark: saved.mark)
         var needsSave = false
         if saved.doc != doc || page != saved.page {
+            // The page's lines are not known here: a changed document starts its page at
+            // line 1 with no mark, never past the page's end.
+            state.line = 1
+            state.mark = nil
             if state.version < UInt64.max {
                 state.version += 1
             } else {

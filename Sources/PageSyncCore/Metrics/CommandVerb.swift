@@ -3,6 +3,7 @@
 public enum CommandVerb: Int, Sendable, CaseIterable {
     case next, prev, first, last, goto, status, text, rooms, join, name, who, auth, ping, help, quit, info
     case notes
+    case line, mark
 
     /// The verb of `command`.
     @inline(__always)
@@ -16,6 +17,8 @@ public enum CommandVerb: Int, Sendable, CaseIterable {
             case .last: self = .last
             case .goto: self = .goto
             }
+        case .line: self = .line
+        case .mark: self = .mark
         case .status: self = .status
         case .text, .textFrom: self = .text
         case .rooms: self = .rooms

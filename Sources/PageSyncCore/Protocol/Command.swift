@@ -77,6 +77,10 @@ public enum Navigation: Equatable, Sendable {
 public enum Command: Equatable, Sendable {
     /// `NEXT`/`PREV`/`FIRST`/`LAST`/`GOTO`, with the optional `IF <version>` condition.
     case navigate(Navigation, ifVersion: UInt64?)
+    /// `LINE <n> [IF <version>]`: the room's top line, on the current page.
+    case line(Int, ifVersion: UInt64?)
+    /// `MARK <a>[-<b>] [IF <version>]`: mark lines a..b of the current page; `MARK -` (nil) clears it.
+    case mark(LineRange?, ifVersion: UInt64?)
     /// `STATUS`.
     case status
     /// `TEXT [<n>]`; nil means the room's current page.
@@ -163,6 +167,8 @@ public enum CommandParser {
             case .failure(let e): return .failure(e)
             case .success(let page): return navigation(.goto(page), verb: verb, args.dropFirst())
             }
+        case "LINE": return FocusCommands.line(args[...])
+        case "MARK": return FocusCommands.mark(args[...])
         case "STATUS": return noArguments(.status, verb: verb, args)
         case "ROOMS": return noArguments(.rooms, verb: verb, args)
         case "WHO":
@@ -227,7 +233,7 @@ public enum CommandParser {
             let trimmed = trimBlanks(rest)
             return .success(.ping(trimmed.isEmpty ? nil : String(trimmed)))
         case "IF":
-            return .failure(.malformed("IF must follow NEXT, PREV, FIRST, LAST or GOTO"))
+            return .failure(.malformed("IF must follow NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK"))
         default:
             return .failure(.malformed("unknown command \"\(verbWord)\"; send HELP for the list"))
         }
@@ -244,10 +250,10 @@ public enum CommandParser {
         return s
     }
 
-    private static func isIF(_ word: Substring) -> Bool { word.uppercased() == "IF" }
+    static func isIF(_ word: Substring) -> Bool { word.uppercased() == "IF" }
 
     private static func strayIF() -> ProtocolError {
-        .malformed("IF only works after NEXT, PREV, FIRST, LAST or GOTO")
+        .malformed("IF only works after NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK")
     }
 
     private static func looksLikeHTTP(_ words: [Substring]) -> Bool {
@@ -329,7 +335,7 @@ public enum CommandParser {
     }
 
     /// All-ASCII-digit decimal, overflow-checked.
-    private static func parseNumber<T: FixedWidthInteger>(_ word: Substring, as: T.Type, what: String) -> Result<T, ProtocolError> {
+    static func parseNumber<T: FixedWidthInteger>(_ word: Substring, as: T.Type, what: String) -> Result<T, ProtocolError> {
         var value: T = 0
         for byte in word.utf8 {
             guard byte >= 0x30 && byte <= 0x39 else {

@@ -25,6 +25,8 @@ public enum CommandEncoder {
             case .goto(let page): "GOTO \(page.number)"
             }
             return ifVersion.map { "\(verb) IF \($0)" } ?? verb
+        case .line(let n, let ifVersion): return "LINE \(n)" + (ifVersion.map { " IF \($0)" } ?? "")
+        case .mark(let range, let ifVersion): return "MARK \(range?.text ?? "-")" + (ifVersion.map { " IF \($0)" } ?? "")
         case .status: return "STATUS"
         case .text(nil): return "TEXT"
         case .text(let page?): return "TEXT \(page.number)"

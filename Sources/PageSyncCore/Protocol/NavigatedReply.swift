@@ -1,4 +1,5 @@
-/// The `OK page=<n> pages=<count> version=<v>` of a navigation, held as its three numbers.
+/// The `OK page=<n> pages=<count> version=<v> line=<n> mark=<a>-<b>` of a navigation, `LINE`
+/// or `MARK`, held as its numbers.
 ///
 /// Every change answers its requester with one. Held as numbers, the reply costs no
 /// allocation while it waits for its group: its bytes are written into temporary memory only
@@ -10,26 +11,33 @@ public struct NavigatedReply: Equatable, Sendable {
     public let pageCount: Int
     /// The room's version.
     public let version: UInt64
+    /// The line at the room's screens' top.
+    public let line: Int
+    /// The marked lines, or nil.
+    public let mark: LineRange?
     /// The line's length in bytes, LF included (worked out once: a waiting reply's bytes are
     /// counted when it is staged, taken and written).
     public let count: Int
 
     /// The reply reporting these numbers.
-    public init(page: PageNumber, pageCount: Int, version: UInt64) {
+    public init(page: PageNumber, pageCount: Int, version: UInt64, line: Int = 1, mark: LineRange? = nil) {
         self.page = page
         self.pageCount = pageCount
         self.version = version
-        // "OK " "page=" " pages=" " version=" and the LF.
-        count = 3 + 5 + 7 + 9 + 1 + Self.digits(page.number) + Self.digits(pageCount) + ByteWriter.decimalDigits(version)
+        self.line = line
+        self.mark = mark
+        // "OK " "page=" " pages=" " version=" " line=" " mark=" and the LF.
+        count = 3 + 5 + 7 + 9 + 6 + 6 + 1 + Self.digits(page.number) + Self.digits(pageCount) + ByteWriter.decimalDigits(version)
+            + Self.digits(line) + (mark.map { Self.digits($0.first) + ($0.last == $0.first ? 0 : 1 + Self.digits($0.last)) } ?? 1)
     }
 
-    /// The reply reporting `state`'s position.
+    /// The reply reporting `state`'s position and focus.
     public init(_ state: RoomState) {
-        self.init(page: state.page, pageCount: state.pageCount, version: state.version)
+        self.init(page: state.page, pageCount: state.pageCount, version: state.version, line: state.line, mark: state.mark)
     }
 
-    /// The most bytes a reply takes, LF included: `3 + Wire.positionCapacity + 1`.
-    public static var capacity: Int { 85 }
+    /// The most bytes a reply takes, LF included: `3 + Wire.positionCapacity + Wire.focusCapacity + 1`.
+    public static var capacity: Int { 158 }
 
     /// Calls `body` with the line's bytes, written into temporary memory and valid until
     /// `body` returns. (Inlinable, so that the caller's `body` is not called generically.)
@@ -59,6 +67,7 @@ public struct NavigatedReply: Equatable, Sendable {
         WireLineBuilder.build(&writer) { out in
             out.ascii("OK ")
             Wire.appendPosition(page: page, pageCount: pageCount, version: version, to: &out)
+            Wire.appendFocus(line: line, mark: mark, to: &out)
         }
     }
 

@@ -1,7 +1,8 @@
 /// One room's `PAGE` line (``Wire/event(room:_:)``), with the parts that rarely change encoded
 /// once: `PAGE room=<name> ` for the room's life, and ` by=<by> doc=<doc> epoch=<e>` until
-/// one of those three changes. A change then costs the copy of the two pieces and the three
-/// numbers between them, where ``Wire/event(room:_:)`` scans every name for control
+/// one of those three changes. A change then costs the copy of the two pieces, the three
+/// numbers between them and the line and mark after them (` line= mark=`, which a scroll
+/// changes as often as a page turn changes the page), where ``Wire/event(room:_:)`` scans every name for control
 /// characters again.
 ///
 /// In a room turned by one person, or by a few in turn, the tail is re-encoded only when the
@@ -68,10 +69,11 @@ package struct PageLineTemplate {
         }
         return head.withUnsafeBytes { head in
             tail.withUnsafeBytes { tail in
-                WireLineBuilder.byteLine(capacity: head.count + Wire.positionCapacity + tail.count) { out in
+                WireLineBuilder.byteLine(capacity: head.count + Wire.positionCapacity + tail.count + Wire.focusCapacity) { out in
                     out.bytes(head)
                     Wire.appendPosition(state, to: &out)
                     out.bytes(tail)
+                    Wire.appendFocus(line: state.line, mark: state.mark, to: &out)
                 }
             }
         }

@@ -30,17 +30,17 @@ public enum Wire {
     /// The protocol identifier sent in `HELLO`.
     public static let protocolName = "pagesync/1"
 
-    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= wrap= control= name= file= [title=]`
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= line= mark= wrap= control= name= file= [title=]`
     public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `OK JOIN room= page= pages= version= by= doc= epoch= wrap= control= name= file= [title=]` (the `HELLO` fields).
+    /// `OK JOIN room= page= pages= version= by= doc= epoch= line= mark= wrap= control= name= file= [title=]` (the `HELLO` fields).
     public static func joined(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
         line("OK JOIN \(greetingFields(room, control: control, name: name))")
     }
 
-    /// `PAGE room= page= pages= version= by= doc= epoch=`: the room's whole state.
+    /// `PAGE room= page= pages= version= by= doc= epoch= line= mark=`: the room's whole state.
     package static func event(_ room: RoomSnapshot) -> ByteLine {
         event(room: room.name, room.state)
     }
@@ -55,20 +55,19 @@ public enum Wire {
         }
     }
 
-    /// `OK page= pages= version=`: the reply to a navigation.
+    /// `OK page= pages= version= line= mark=`: the reply to a navigation, `LINE` or `MARK`.
     package static func navigated(_ state: RoomState) -> ByteLine {
-        navigated(page: state.page, pageCount: state.pageCount, version: state.version)
+        navigated(NavigatedReply(state))
     }
 
-    /// ``navigated(_:)`` from the three numbers alone (``NavigatedReply``'s bytes), so that no
+    /// ``navigated(_:)`` from its numbers alone (``NavigatedReply``'s bytes), so that no
     /// state is copied (a room's `state` read out of a class is copied, its strings retained
     /// and released).
-    package static func navigated(page: PageNumber, pageCount: Int, version: UInt64) -> ByteLine {
-        let reply = NavigatedReply(page: page, pageCount: pageCount, version: version)
-        return ByteLine.write(capacity: NavigatedReply.capacity) { reply.write(to: &$0) }
+    package static func navigated(_ reply: NavigatedReply) -> ByteLine {
+        ByteLine.write(capacity: NavigatedReply.capacity) { reply.write(to: &$0) }
     }
 
-    /// `OK room= page= pages= version= by= doc= epoch= wrap= control= clients= [title=]`: the reply to `STATUS`.
+    /// `OK room= page= pages= version= by= doc= epoch= line= mark= wrap= control= clients= [title=]`: the reply to `STATUS`.
     public static func status(_ room: RoomSnapshot, control: Bool, clients: Int) -> [UInt8] {
         line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)"
              + (room.title.map { " title=\($0)" } ?? ""))
@@ -85,7 +84,7 @@ public enum Wire {
     /// 404 `no page 9: this document has 6 pages`,
     /// 409 `version is 8, not 7`, 416 `already on the last page` / `already on the first page` /
     /// `no line 40: page 3 has 25 lines`
-    /// and 500 ``versionExhaustedMessage``; all but 403 and 404 followed by `page= pages= version= by= doc= epoch=`.
+    /// and 500 ``versionExhaustedMessage``; all but 403 and 404 followed by `page= pages= version= by= doc= epoch= line= mark=`.
     public static func error(_ e: NavigationError, room: RoomSnapshot) -> [UInt8] {
         switch e {
         case .forbidden:
@@ -161,6 +160,8 @@ public enum Wire {
         ("FIRST [IF <version>]", "turn to page 1"),
         ("LAST [IF <version>]", "turn to the last page"),
         ("GOTO <n> [IF <version>]", "turn to page n"),
+        ("LINE <n> [IF <version>]", "show line n of the page at the top of the room's screens"),
+        ("MARK <a>[-<b>] [IF <version>]", "highlight lines a to b of the page; MARK - clears it"),
         ("STATUS", "the room's state"),
         ("TEXT [<n>] [FROM <offset>]", "the text of page n (default: the room's current page), from a byte offset"),
         ("NOTES [<n>]", "the speaker notes of page n (with control; default: the room's page)"),
@@ -204,7 +205,7 @@ public enum Wire {
 
     static func yesNo(_ b: Bool) -> String { b ? "yes" : "no" }
 
-    /// `page= pages= version= by= doc= epoch=`, for lines built as text (through the same
+    /// `page= pages= version= by= doc= epoch= line= mark=`, for lines built as text (through the same
     /// encoder as the `PAGE` line, so control characters in `by` and `doc` are already spaces).
     package static func stateFields(_ s: RoomState) -> String {
         String(decoding: WireLineBuilder.line(capacity: stateFieldsCapacity(s)) { appendStateFields(s, to: &$0) }.dropLast(),
@@ -235,15 +236,37 @@ public enum Wire {
         positionCapacity + tailFieldsCapacity(s)
     }
 
-    /// `page= pages= version= by= doc= epoch=`.
+    /// `page= pages= version= by= doc= epoch= line= mark=`.
     static func appendStateFields(_ s: RoomState, to out: inout WireLineBuilder) {
         appendPosition(s, to: &out)
         appendTailFields(s, to: &out)
+        appendFocus(line: s.line, mark: s.mark, to: &out)
     }
 
-    /// The most bytes ``appendTailFields(_:to:)`` writes for `s`.
+    /// The most bytes ``appendTailFields(_:to:)`` writes for `s`, the focus included.
     static func tailFieldsCapacity(_ s: RoomState) -> Int {
-        4 + (s.by?.utf8.count ?? 1) + 5 + s.doc.utf8.count + 7 + 16
+        4 + (s.by?.utf8.count ?? 1) + 5 + s.doc.utf8.count + 7 + 16 + focusCapacity
+    }
+
+    /// The most bytes ``appendFocus(line:mark:to:)`` writes.
+    package static let focusCapacity = 6 + 6 + 1 + 3 * WireLineBuilder.decimalCapacity
+
+    /// ` line=<n> mark=<a>-<b>` (`mark=<a>` for one line, `mark=-` for none): the room's focus
+    /// within its page, the last of the state fields.
+    @inline(__always)
+    static func appendFocus(line: Int, mark: LineRange?, to out: inout WireLineBuilder) {
+        out.ascii(" line=")
+        out.decimal(line)
+        out.ascii(" mark=")
+        if let mark {
+            out.decimal(mark.first)
+            if mark.last != mark.first {
+                out.ascii("-")
+                out.decimal(mark.last)
+            }
+        } else {
+            out.ascii("-")
+        }
     }
 
     /// ` by= doc= epoch=`: the state fields after the position.

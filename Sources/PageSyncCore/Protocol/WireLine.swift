@@ -303,6 +303,22 @@ public struct WireLine: Equatable, Sendable {
     /// The `version` field (digits only), or nil.
     public var version: UInt64? { fields["version"].flatMap(Self.decimal) }
 
+    /// The `line` field, the room's top line (from 1), or nil when the line has none (a daemon
+    /// older than the field) or it is not a line number.
+    public var line: Int? { int("line").flatMap { $0 >= 1 ? $0 : nil } }
+
+    /// The `mark` field: `.some(nil)` for `-` (no mark), the range for `a` or `a-b`, nil when the
+    /// line has no `mark` field or it is not a range.
+    public var mark: LineRange?? {
+        guard let text = fields["mark"] else { return nil }
+        if text == "-" { return .some(nil) }
+        let ends = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let first = Self.decimal(String(ends[0])), let last = Self.decimal(String(ends[ends.count - 1])),
+              first <= UInt64(Int.max), last <= UInt64(Int.max),
+              let range = LineRange(first: Int(first), last: Int(last)) else { return nil }
+        return .some(range)
+    }
+
     /// The `by` field, who changed the room last: `.some(nil)` for `-` (nobody yet), nil when the
     /// line has no `by` field.
     public var by: String?? { fields["by"].map { $0 == "-" ? nil : $0 } }

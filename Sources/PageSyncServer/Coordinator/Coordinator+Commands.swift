@@ -25,6 +25,14 @@ extension Coordinator {
         switch command {
         case .navigate(let navigation, let ifVersion):
             navigate(runtime, navigation, ifVersion: ifVersion, from: session)
+        case .line(let line, let ifVersion):
+            focus(runtime, from: session) { room, lines in
+                room.setLine(line, lineCount: lines, ifVersion: ifVersion, by: session.name, hasControl: session.control)
+            }
+        case .mark(let mark, let ifVersion):
+            focus(runtime, from: session) { room, lines in
+                room.setMark(mark, lineCount: lines, ifVersion: ifVersion, by: session.name, hasControl: session.control)
+            }
         case .status:
             stage(session, reporting: .status(room: runtime.room.name, control: session.control, clients: runtime.members.count))
         case .text(let requested):
@@ -140,19 +148,29 @@ extension Coordinator {
             navigateThroughAuthority(authority, runtime, navigation, ifVersion: ifVersion, from: session)
             return
         }
+        change(runtime, from: session, counted: true) {
+            $0.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control)
+        }
+    }
+
+    /// Makes a change of the room's state by `apply` (a navigation, `LINE`, `MARK`): a refused
+    /// change changes nothing, and while the engine refuses changes, one that would move is
+    /// answered `ERR 507` without being made. `counted`: a page change for the metrics.
+    @inline(__always)
+    func change(_ runtime: RoomRuntime, from session: Session, counted: Bool,
+                _ apply: (inout Room) -> Result<NavigationOutcome, NavigationError>) {
         if let refusal = engine.refusal {
-            // Tried on a copy: only a navigation that would move is refused.
+            // Tried on a copy: only a change that would move is refused.
             var trial = runtime.room
-            if case .success(.moved) = trial.navigate(navigation, ifVersion: ifVersion, by: session.name,
-                                                      hasControl: session.control) {
+            if case .success(.moved) = apply(&trial) {
                 stage(session, .bytes(Self.notSavedLine(refusal)))
                 return
             }
         }
-        // Made in place (no copy of the room): a refused navigation changes nothing.
-        switch runtime.room.navigate(navigation, ifVersion: ifVersion, by: session.name, hasControl: session.control) {
+        // Made in place (no copy of the room): a refused change changes nothing.
+        switch apply(&runtime.room) {
         case .success(.moved):
-            countPageChange(runtime)
+            if counted { countPageChange(runtime) }
             // The OK goes before the PAGE, and both wait for the group the change joins.
             delivery.moved(runtime, reply: runtime.navigatedReply, by: session)
         case .success(.unchanged):

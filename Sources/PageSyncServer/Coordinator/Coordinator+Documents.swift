@@ -139,7 +139,14 @@ extension Coordinator {
         runtime.reindexUndone = false
         logNewAdvice(document, replacing: runtime.document, room: roomConfig)
         runtime.document = document
-        if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id) {
+        let before = runtime.room.state
+        let page = PageNumber(clamping: before.page.number, pageCount: document.pageCount)
+        let lineCount = try? document.lineCount(of: page)
+        if runtime.room.documentChanged(pageCount: document.pageCount, doc: document.id, lineCount: lineCount) {
+            let after = runtime.room.state
+            if after.page == before.page && (after.line != before.line || after.mark != before.mark) {
+                logger.info("room \(roomConfig.name): page \(page) now has \(lineCount ?? 0) line(s); line \(before.line) -> \(after.line), mark \(before.mark?.text ?? "-") -> \(after.mark?.text ?? "-")")
+            }
             roomChanged(runtime)
         } else if !runtime.room.canChange {
             logger.error("room \(roomConfig.name): version limit reached; clients keep the old page count until the state is reset")

@@ -94,6 +94,19 @@ final class RoomRuntime: DeliveryRoom {
         room.restore(state)
     }
 
+    /// The line count of ``pageLines(_:)``'s last answer, for the document and page it counted.
+    private var lineCountCache: (document: ObjectIdentifier, page: PageNumber, lines: Int)?
+
+    /// How many lines the room's current page has (``Document/lineCount(of:)``), counted once per
+    /// document and page: `LINE` and `MARK` ask it on every scroll.
+    func currentPageLineCount() throws(DocumentError) -> Int {
+        let key = (ObjectIdentifier(document), room.state.page)
+        if let cached = lineCountCache, cached.document == key.0, cached.page == key.1 { return cached.lines }
+        let lines = try document.lineCount(of: key.1)
+        lineCountCache = (key.0, key.1, lines)
+        return lines
+    }
+
     /// The room's `PAGE` line for its state now (``Wire/event(room:_:)``'s bytes).
     func pageLine() -> ByteLine {
         pageLines.line(room.state)
@@ -102,7 +115,8 @@ final class RoomRuntime: DeliveryRoom {
     /// The `OK` of a navigation that left the room in its state now (``Wire/navigated(_:)``),
     /// from the three numbers alone: reading `room.state` whole would copy it.
     var navigatedReply: NavigatedReply {
-        NavigatedReply(page: room.state.page, pageCount: room.state.pageCount, version: room.state.version)
+        NavigatedReply(page: room.state.page, pageCount: room.state.pageCount, version: room.state.version,
+                       line: room.state.line, mark: room.state.mark)
     }
 
     var snapshot: RoomSnapshot {

@@ -54,15 +54,23 @@ private func frame(_ bytes: [UInt8], at offset: Int = 0) -> JournalCodec.Frame {
         #expect(frame(bytes, at: second) == .record(.room(saved()), next: bytes.count))
     }
 
-    @Test func everyCutShortFrameIsIncomplete() {
-        let bytes = JournalCodec.encode(.room(saved()))
+    /// An `R` record, and an `F` record (a room with a line and a mark).
+    static let records: [JournalRecord] = [
+        .room(saved()), .room(SavedRoom(room: "walk", page: PageNumber(3)!, version: 17, by: "ann", doc: "5f1c3a2b", epoch: Epoch(0xABCD),
+                                        line: 30, mark: LineRange(first: 30, last: 34))),
+    ]
+
+    @Test(arguments: records)
+    func everyCutShortFrameIsIncomplete(record: JournalRecord) {
+        let bytes = JournalCodec.encode(record)
         for length in 0..<bytes.count {
             #expect(frame(Array(bytes[..<length])) == .incomplete, "cut at \(length)")
         }
     }
 
-    @Test func everyFlippedBitIsCaught() {
-        let bytes = JournalCodec.encode(.room(saved()))
+    @Test(arguments: records)
+    func everyFlippedBitIsCaught(record: JournalRecord) {
+        let bytes = JournalCodec.encode(record)
         for i in 0..<bytes.count {
             for bit in 0..<8 {
                 var damaged = bytes

@@ -42,7 +42,7 @@ private struct CommandSource {
 
     mutating func next() -> Command {
         let version: UInt64? = int(0...1) == 0 ? nil : number(upTo: .max)
-        switch int(0...15) {
+        switch int(0...17) {
         case 0: return .navigate(.next, ifVersion: version)
         case 1: return .navigate(.previous, ifVersion: version)
         case 2: return .navigate(.first, ifVersion: version)
@@ -58,6 +58,11 @@ private struct CommandSource {
         case 12: return .auth(word(Self.tokenCharacters, length: 1...40))
         case 13: return .ping(pingText())
         case 14: return .notes(int(0...1) == 0 ? nil : pageNumber())
+        case 15: return .line(Int(number(upTo: UInt64(Int.max))) | 1, ifVersion: version)
+        case 16:
+            let first = Int(number(upTo: UInt64(Int.max))) | 1
+            return .mark(int(0...2) == 0 ? nil : LineRange(first: first, last: first + Int(min(number(upTo: UInt64(Int.max - first)), UInt64(Int.max - first)))),
+                         ifVersion: version)
         default: return [Command.help, .quit, .info(nil), .info(InfoSection.allCases.randomElement(using: &rng)!)].randomElement(using: &rng)!
         }
     }

@@ -125,7 +125,7 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
     }
 
     @Test func ifAfterNonNavigationVerb() {
-        let message = "IF only works after NEXT, PREV, FIRST, LAST or GOTO"
+        let message = "IF only works after NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK"
         #expect(error("STATUS IF 3")?.message == message)
         #expect(error("TEXT IF 3")?.message == message)
         #expect(error("TEXT 2 IF 3")?.message == message)
@@ -139,7 +139,7 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
     }
 
     @Test func ifAsVerb() {
-        #expect(error("IF 3")?.message == "IF must follow NEXT, PREV, FIRST, LAST or GOTO")
+        #expect(error("IF 3")?.message == "IF must follow NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK")
         #expect(error("if")?.code == .malformed)
     }
 
@@ -206,8 +206,8 @@ private func page(_ n: Int) -> PageNumber { PageNumber(n)! }
     @Test func infoSectionErrors() {
         #expect(error("INFO memory")?.message == "no INFO section \"memory\"; sections: server, clients, rooms, engine, stats, all")
         #expect(error("INFO stats rooms")?.message == "unexpected argument \"rooms\"; usage: INFO [<section>]")
-        #expect(error("INFO IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST or GOTO")
-        #expect(error("INFO stats IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST or GOTO")
+        #expect(error("INFO IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK")
+        #expect(error("INFO stats IF 3")?.message == "IF only works after NEXT, PREV, FIRST, LAST, GOTO, LINE or MARK")
     }
 
     @Test func textExtraArgument() {

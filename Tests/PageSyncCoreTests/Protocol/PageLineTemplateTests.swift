@@ -84,7 +84,7 @@ import PageSyncCore
         s.by = "ann"
         s.version += 1
         #expect(String(decoding: template.line(s).bytes, as: UTF8.self)
-            == "PAGE room=guide page=\(s.page) pages=6 version=\(s.version) by=ann doc=5f1c3a2b epoch=0000000000000042\n")
+            == "PAGE room=guide page=\(s.page) pages=6 version=\(s.version) by=ann doc=5f1c3a2b epoch=0000000000000042 line=1 mark=-\n")
     }
 
     @Test func theLongestLineFits() {

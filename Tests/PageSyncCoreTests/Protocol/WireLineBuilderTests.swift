@@ -55,12 +55,18 @@ import PageSyncCore
             var state = RoomState(page: PageNumber(Int.random(in: 1...5_000, using: &rng))!, pageCount: 5_000 + i,
                                   version: versions[i % versions.count], by: by, doc: Self.randomText(&rng))
             state.epoch = Epoch(epochs[i % epochs.count])
+            state.line = Int.random(in: 1...Int.max, using: &rng) >> Int.random(in: 0..<63, using: &rng)
+            let first = Int.random(in: 1...100_000, using: &rng)
+            state.mark = i % 4 == 0 ? nil : LineRange(first: first, last: first + (i % 4 == 1 ? 0 : Int.random(in: 0...Int.max - first, using: &rng)))
             let room = RoomSnapshot(name: Self.randomText(&rng), state: state, wraps: i % 2 == 0, file: "x.md")
-            let fields = "page=\(state.page) pages=\(state.pageCount) version=\(state.version) by=\(state.by ?? "-") doc=\(state.doc) epoch=\(state.epoch)"
+            let mark = state.mark.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)-\($0.last)" } ?? "-"
+            let focus = "line=\(state.line) mark=\(mark)"
+            let fields = "page=\(state.page) pages=\(state.pageCount) version=\(state.version) by=\(state.by ?? "-") doc=\(state.doc) epoch=\(state.epoch) \(focus)"
             #expect(Wire.stateFields(state) == ControlCharacters.replacingControls(fields))
             #expect(Wire.event(room).bytes == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
             #expect(Wire.navigated(state).bytes
-                == Self.stringEncoded("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version)"))
+                == Self.stringEncoded("OK page=\(state.page) pages=\(state.pageCount) version=\(state.version) \(focus)"))
+            #expect(NavigatedReply(state).count == Wire.navigated(state).bytes.count)
         }
     }
 
@@ -103,16 +109,20 @@ import PageSyncCore
     @Test func theStatedCapacityCoversTheLongestLines() {
         var state = RoomState(page: PageNumber(Int.max)!, pageCount: Int.max, version: UInt64.max, by: "é€界😀", doc: "d😀c")
         state.epoch = Epoch(UInt64.max)
+        state.line = Int.max
+        state.mark = LineRange(first: Int.max - 1, last: Int.max)
         let room = RoomSnapshot(name: "界😀", state: state, wraps: true)
         let event = Wire.event(room).bytes
         let fields = "page=\(Int.max) pages=\(Int.max) version=\(UInt64.max) by=é€界😀 doc=d😀c epoch=ffffffffffffffff"
+            + " line=\(Int.max) mark=\(Int.max - 1)-\(Int.max)"
         #expect(Wire.stateFields(state) == fields)
         #expect(event == Self.stringEncoded("PAGE room=\(room.name) \(fields)"))
         // Only page= and pages= (positive Ints, at most 19 digits) leave room unused.
-        #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2)
-        #expect(3 + Wire.positionCapacity + 1 - Wire.navigated(state).bytes.count == 2)
+        // The focus fields' numbers are Ints too: one more byte unused for each of the three.
+        #expect(11 + room.name.utf8.count + Wire.stateFieldsCapacity(state) + 1 - event.count == 2 + 3)
+        #expect(3 + Wire.positionCapacity + Wire.focusCapacity + 1 - Wire.navigated(state).bytes.count == 2 + 3)
         #expect(NavigatedReply(state).count == Wire.navigated(state).bytes.count)
-        #expect(NavigatedReply.capacity == 3 + Wire.positionCapacity + 1)
+        #expect(NavigatedReply.capacity == 3 + Wire.positionCapacity + Wire.focusCapacity + 1)
     }
 
     /// A navigation's OK held as numbers reads as the line it stands for: the same bytes
@@ -124,12 +134,15 @@ import PageSyncCore
             cases.append((Int.random(in: 1...count), count, UInt64.random(in: 0...UInt64.max) >> UInt64.random(in: 0..<64)))
         }
         for (page, count, version) in cases {
-            let reply = NavigatedReply(page: PageNumber(page)!, pageCount: count, version: version)
-            let expected = Array("OK page=\(page) pages=\(count) version=\(version)\n".utf8)
+            let line = Int(truncatingIfNeeded: version >> 1) | 1
+            let mark = version % 3 == 0 ? nil : LineRange(first: page, last: page + (version % 3 == 1 ? 0 : count - page))
+            let reply = NavigatedReply(page: PageNumber(page)!, pageCount: count, version: version, line: line, mark: mark)
+            let markText = mark.map { $0.first == $0.last ? "\($0.first)" : "\($0.first)-\($0.last)" } ?? "-"
+            let expected = Array("OK page=\(page) pages=\(count) version=\(version) line=\(line) mark=\(markText)\n".utf8)
             #expect(reply.bytes == expected)
             #expect(reply.withUnsafeBytes { Array($0) } == expected)
             #expect(reply.count == expected.count)
-            #expect(Wire.navigated(page: reply.page, pageCount: count, version: version).bytes == expected)
+            #expect(Wire.navigated(reply).bytes == expected)
         }
     }
 }

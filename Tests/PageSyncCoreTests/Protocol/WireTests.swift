@@ -14,17 +14,17 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 @Suite struct WireEncodingTests {
     @Test func hello() {
         #expect(str(Wire.hello(guide(), control: true, name: "guest-1"))
-            == "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 wrap=no control=yes name=guest-1\n")
+            == "HELLO pagesync/1 room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=no control=yes name=guest-1\n")
         let slides = RoomSnapshot(name: "slides", state: state(page: 3, count: 12, version: 9, by: "ann", doc: "9a0e11c4"), wraps: true)
         #expect(str(Wire.hello(slides, control: false, name: "bob"))
-            == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=bob\n")
+            == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 epoch=0000000000000000 line=1 mark=- wrap=yes control=no name=bob\n")
     }
 
     @Test func greetingsNameTheFile() {
         var slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true,
                                   file: DocumentSource.file("/srv/talks/my slides.md").wireFileName)
         #expect(str(Wire.joined(slides, control: false, name: "ann"))
-            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=ann file=my%20slides.md\n")
+            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 line=1 mark=- wrap=yes control=no name=ann file=my%20slides.md\n")
         slides.file = DocumentSource.builtinGuide.wireFileName
         #expect(str(Wire.hello(slides, control: true, name: "bob")).hasSuffix(" name=bob file=-\n"))
         // The PAGE event does not carry it.
@@ -58,26 +58,26 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
     @Test func joined() {
         let slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true)
         #expect(str(Wire.joined(slides, control: false, name: "ann"))
-            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 wrap=yes control=no name=ann\n")
+            == "OK JOIN room=slides page=1 pages=12 version=0 by=- doc=9a0e11c4 epoch=0000000000000000 line=1 mark=- wrap=yes control=no name=ann\n")
     }
 
     @Test func event() {
         #expect(str(Wire.event(guide(page: 2, version: 1, by: "guest-1")).bytes)
-            == "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
-        #expect(str(Wire.event(guide()).bytes) == "PAGE room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000\n")
+            == "PAGE room=guide page=2 pages=6 version=1 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
+        #expect(str(Wire.event(guide()).bytes) == "PAGE room=guide page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
     }
 
     @Test func navigated() {
-        #expect(str(Wire.navigated(state(page: 2, version: 1)).bytes) == "OK page=2 pages=6 version=1\n")
-        #expect(str(Wire.navigated(state(page: 1, version: UInt64.max)).bytes) == "OK page=1 pages=6 version=18446744073709551615\n")
+        #expect(str(Wire.navigated(state(page: 2, version: 1)).bytes) == "OK page=2 pages=6 version=1 line=1 mark=-\n")
+        #expect(str(Wire.navigated(state(page: 1, version: UInt64.max)).bytes) == "OK page=1 pages=6 version=18446744073709551615 line=1 mark=-\n")
     }
 
     @Test func status() {
         #expect(str(Wire.status(guide(page: 4, version: 6, by: "guest-1"), control: true, clients: 1))
-            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 wrap=no control=yes clients=1\n")
+            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=no control=yes clients=1\n")
         let wrapping = RoomSnapshot(name: "s", state: state(), wraps: true)
         #expect(str(Wire.status(wrapping, control: false, clients: 0))
-            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 wrap=yes control=no clients=0\n")
+            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=yes control=no clients=0\n")
     }
 
     @Test func protocolErrors() {
@@ -113,7 +113,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
     @Test func versionExhaustedError() {
         let room = RoomSnapshot(name: "guide", state: state(page: 2, version: UInt64.max), wraps: false)
         #expect(str(Wire.error(NavigationError.versionExhausted, room: room))
-            == "ERR 500 \(Wire.versionExhaustedMessage) page=2 pages=6 version=18446744073709551615 by=- doc=5f1c3a2b epoch=0000000000000000\n")
+            == "ERR 500 \(Wire.versionExhaustedMessage) page=2 pages=6 version=18446744073709551615 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
     }
 
     @Test func errorCodes() {
@@ -133,15 +133,15 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         #expect(str(Wire.error(.forbidden, room: room)) == "ERR 403 this room needs a control token; send AUTH <token>\n")
         #expect(str(Wire.error(.noSuchPage(PageNumber(9)!), room: room)) == "ERR 404 no page 9: this document has 6 pages\n")
         #expect(str(Wire.error(.conflict(expected: 4), room: room))
-            == "ERR 409 version is 5, not 4 page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
+            == "ERR 409 version is 5, not 4 page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
         #expect(str(Wire.error(.pastEnd(.first), room: guide(page: 1, version: 2, by: "guest-1")))
-            == "ERR 416 already on the first page page=1 pages=6 version=2 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
+            == "ERR 416 already on the first page page=1 pages=6 version=2 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
         #expect(str(Wire.error(.pastEnd(.last), room: guide(page: 6, version: 9)))
-            == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b epoch=0000000000000000\n")
+            == "ERR 416 already on the last page page=6 pages=6 version=9 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
         let single = RoomSnapshot(name: "one", state: state(count: 1), wraps: false)
         #expect(str(Wire.error(.noSuchPage(PageNumber(2)!), room: single)) == "ERR 404 no page 2: this document has 1 page\n")
         #expect(str(Wire.error(.noSuchLine(41, lines: 40), room: room))
-            == "ERR 416 no line 41: page 3 has 40 lines page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000\n")
+            == "ERR 416 no line 41: page 3 has 40 lines page=3 pages=6 version=5 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=-\n")
         #expect(str(Wire.error(.noSuchLine(2, lines: 1), room: room)).hasPrefix("ERR 416 no line 2: page 3 has 1 line page=3 "))
     }
 
@@ -227,7 +227,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func helpLinesMatchTheCommandTable() {
         let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
-        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "STATUS", "TEXT", "NOTES", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
+        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "LINE", "MARK", "STATUS", "TEXT", "NOTES", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
         #expect(Wire.helpLines[0] == "NEXT [IF <version>]            turn to the next page")
         #expect(Wire.helpLines.contains("GOTO <n> [IF <version>]        turn to page n"))
         #expect(Wire.helpLines.contains("QUIT                           close the connection"))
