@@ -64,3 +64,20 @@ extension Room {
         return .success(.moved)
     }
 }
+
+/// A change of the room's focus: `LINE <n>` or `MARK <a>-<b>` / `MARK -` (nil).
+public enum FocusChange: Equatable, Sendable {
+    case line(Int)
+    case mark(LineRange?)
+}
+
+extension Room {
+    /// ``setLine(_:lineCount:ifVersion:by:hasControl:)`` or ``setMark(_:lineCount:ifVersion:by:hasControl:)``.
+    public mutating func setFocus(_ change: FocusChange, lineCount: Int, ifVersion: UInt64?, by: String,
+                                  hasControl: Bool) -> Result<NavigationOutcome, NavigationError> {
+        switch change {
+        case .line(let line): setLine(line, lineCount: lineCount, ifVersion: ifVersion, by: by, hasControl: hasControl)
+        case .mark(let mark): setMark(mark, lineCount: lineCount, ifVersion: ifVersion, by: by, hasControl: hasControl)
+        }
+    }
+}

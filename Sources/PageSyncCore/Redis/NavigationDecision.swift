@@ -43,14 +43,16 @@ public enum NavigationDecision: Equatable, Sendable {
         return ["LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"].contains(code)
     }
 
-    /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch]` where
-    /// outcome is `moved`, `same`, `conflict`, `end-first`, `end-last`, `nopage` or `limit` (the
+    /// Decodes the navigation script's reply: `[outcome, page, version, by, doc, epoch, line, mark]` where
+    /// outcome is `moved`, `same`, `conflict`, `otherpage` (LINE or MARK for a page the room left: 409 against `ifVersion`, else `servedVersion`), `end-first`, `end-last`, `nopage` or `limit` (the
     /// version is 2^64-1), or the single field `missing` or `behind`. `navigation` and `ifVersion` are the
     /// request (for the error's details). nil for a reply that is none of these.
-    public static func decode(_ fields: [String], room: String, navigation: Navigation, ifVersion: UInt64?) -> NavigationDecision? {
+    public static func decode(_ fields: [String], room: String, navigation: Navigation?, ifVersion: UInt64?,
+                              servedVersion: UInt64 = 0) -> NavigationDecision? {
         if fields == ["missing"] || fields == ["behind"] { return .missing }
-        guard fields.count == 6,
-              let state = RedisRoomFields.saved(room: room, page: fields[1], version: fields[2], by: fields[3], doc: fields[4], epoch: fields[5])
+        guard fields.count == 8,
+              let state = RedisRoomFields.saved(room: room, page: fields[1], version: fields[2], by: fields[3], doc: fields[4], epoch: fields[5],
+                                                line: fields[6], mark: fields[7])
         else { return nil }
         switch fields[0] {
         case "moved": return .moved(state)
@@ -58,11 +60,14 @@ public enum NavigationDecision: Equatable, Sendable {
         case "conflict":
             guard let expected = ifVersion else { return nil }
             return .refused(.conflict(expected: expected), state)
+        case "otherpage":
+            // LINE or MARK checked against a page the room has left: as stale as a failed IF.
+            return .refused(.conflict(expected: ifVersion ?? servedVersion), state)
         case "end-first": return .refused(.pastEnd(.first), state)
         case "end-last": return .refused(.pastEnd(.last), state)
         case "limit": return .refused(.versionExhausted, state)
         case "nopage":
-            guard case .goto(let page) = navigation else { return nil }
+            guard case .goto(let page)? = navigation else { return nil }
             return .refused(.noSuchPage(page), state)
         default: return nil
         }

@@ -26,13 +26,9 @@ extension Coordinator {
         case .navigate(let navigation, let ifVersion):
             navigate(runtime, navigation, ifVersion: ifVersion, from: session)
         case .line(let line, let ifVersion):
-            focus(runtime, from: session) { room, lines in
-                room.setLine(line, lineCount: lines, ifVersion: ifVersion, by: session.name, hasControl: session.control)
-            }
+            focus(runtime, .line(line), ifVersion: ifVersion, from: session)
         case .mark(let mark, let ifVersion):
-            focus(runtime, from: session) { room, lines in
-                room.setMark(mark, lineCount: lines, ifVersion: ifVersion, by: session.name, hasControl: session.control)
-            }
+            focus(runtime, .mark(mark), ifVersion: ifVersion, from: session)
         case .status:
             stage(session, reporting: .status(room: runtime.room.name, control: session.control, clients: runtime.members.count))
         case .text(let requested):

@@ -2,16 +2,11 @@ import Logging
 import PageSyncCore
 
 /// `LINE` and `MARK`: the room's focus within its page, changed like a page turn (checked by
-/// ``Room``, staged, saved, then fanned out as a `PAGE` line carrying `line=` and `mark=`).
+/// ``Room``, staged, saved, then fanned out as a `PAGE` line carrying `line=` and `mark=`), or
+/// with Redis decided by the engine like a page turn.
 extension Coordinator {
-    /// Changes the room's focus by `apply`, given the current page's line count.
-    func focus(_ runtime: RoomRuntime, from session: Session,
-               _ apply: (inout Room, Int) -> Result<NavigationOutcome, NavigationError>) {
-        if authority != nil {
-            stage(session, .bytes(Wire.error(ProtocolError(
-                code: .full, message: "LINE and MARK are not shared through redis yet", closesConnection: false))))
-            return
-        }
+    /// Changes the room's focus, checked against the current page's line count.
+    func focus(_ runtime: RoomRuntime, _ focusChange: FocusChange, ifVersion: UInt64?, from session: Session) {
         let lines: Int
         do {
             lines = try runtime.currentPageLineCount()
@@ -20,6 +15,27 @@ extension Coordinator {
             stage(session, .bytes(Wire.error(ProtocolError(code: .internalError, message: "could not read the document", closesConnection: false))))
             return
         }
-        change(runtime, from: session, counted: false) { apply(&$0, lines) }
+        if let authority {
+            // Control and the page's end are this daemon's to check (it counted the lines); the
+            // version, IF and whether the room is still on that page are the engine's.
+            var trial = runtime.room
+            if case .failure(let error) = trial.setFocus(focusChange, lineCount: lines, ifVersion: nil, by: session.name,
+                                                          hasControl: session.control), error != .versionExhausted {
+                stage(session, reporting: .navigationError(error, room: runtime.room.name))
+                return
+            }
+            let pending = PendingReply()
+            stage(session, .pending(pending))
+            let room = runtime.room.name
+            let id = session.id
+            authority.changeFocus(room: room, focus: focusChange, ifVersion: ifVersion, by: session.name, page: runtime.room.state.page,
+                                  saved: runtime.saved) { [unowned self] decision in
+                self.navigationDecided(decision, room: room, reply: pending, session: id)
+            }
+            return
+        }
+        change(runtime, from: session, counted: false) {
+            $0.setFocus(focusChange, lineCount: lines, ifVersion: ifVersion, by: session.name, hasControl: session.control)
+        }
     }
 }

@@ -62,7 +62,7 @@ extension Coordinator {
         }
     }
 
-    private func navigationDecided(_ decision: NavigationDecision, room: String, reply: PendingReply, session id: Int) {
+    func navigationDecided(_ decision: NavigationDecision, room: String, reply: PendingReply, session id: Int) {
         guard let runtime = rooms[room] else {
             reply.bytes = Self.unavailableLine
             return
@@ -95,8 +95,11 @@ extension Coordinator {
     /// the shared page clamped to them.
     private func localState(_ saved: SavedRoom, _ runtime: RoomRuntime) -> RoomState {
         let count = runtime.document.pageCount
-        return RoomState(page: PageNumber(clamping: saved.page.number, pageCount: count), pageCount: count,
-                         version: saved.version, by: saved.by, doc: runtime.document.id, epoch: saved.epoch)
+        let page = PageNumber(clamping: saved.page.number, pageCount: count)
+        // Another daemon's document may have another page here: its line and mark go with its page.
+        let samePage = page == saved.page
+        return RoomState(page: page, pageCount: count, version: saved.version, by: saved.by, doc: runtime.document.id,
+                         epoch: saved.epoch, line: samePage ? saved.line : 1, mark: samePage ? saved.mark : nil)
     }
 
     /// A room state from any daemon: applied if newer within its epoch or of another epoch,

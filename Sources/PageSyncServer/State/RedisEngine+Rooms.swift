@@ -38,7 +38,7 @@ extension RedisEngine {
     func lateLoad() {
         for local in snapshot?() ?? [] {
             let name = local.room
-            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"]) { [unowned self] reply in
+            send(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch", "line", "mark"]) { [unowned self] reply in
                 guard let reply else {
                     // Lost again before the answer: the next connection loads late again.
                     self.availability.lateLoadInterrupted()
@@ -108,19 +108,6 @@ extension RedisEngine {
 
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
                   pageCount: Int, wraps: Bool, saved: RoomState, completion: @escaping (NavigationDecision) -> Void) {
-        switch availability.navigationGate(waiting: waitingForFirstConnection.count) {
-        case .send:
-            break
-        case .wait:
-            waitingForFirstConnection.append { [unowned self] in
-                self.navigate(room: room, navigation: navigation, ifVersion: ifVersion, by: by,
-                              pageCount: pageCount, wraps: wraps, saved: saved, completion: completion)
-            }
-            return
-        case .unavailable:
-            completion(.unavailable)
-            return
-        }
         let (op, page): (String, String) = switch navigation {
         case .next: ("next", "")
         case .previous: ("prev", "")
@@ -128,11 +115,43 @@ extension RedisEngine {
         case .last: ("last", "")
         case .goto(let p): ("goto", String(p.number))
         }
+        change(room: room, op: op, value: page, navigation: navigation, ifVersion: ifVersion, by: by, pageCount: pageCount,
+               wraps: wraps, checkedPage: "", saved: saved, completion: completion)
+    }
+
+    func changeFocus(room: String, focus: FocusChange, ifVersion: UInt64?, by: String, page: PageNumber,
+                     saved: RoomState, completion: @escaping (NavigationDecision) -> Void) {
+        let (op, value): (String, String) = switch focus {
+        case .line(let line): ("line", String(line))
+        case .mark(let mark): ("mark", RedisRoomFields.markText(mark))
+        }
+        change(room: room, op: op, value: value, navigation: nil, ifVersion: ifVersion, by: by, pageCount: Int(Int32.max),
+               wraps: false, checkedPage: String(page.number), saved: saved, completion: completion)
+    }
+
+    /// Runs the navigation script (``RedisScripts/navigate``) for `op` once Redis is there.
+    private func change(room: String, op: String, value: String, navigation: Navigation?, ifVersion: UInt64?, by: String,
+                        pageCount: Int, wraps: Bool, checkedPage: String, saved: RoomState,
+                        completion: @escaping (NavigationDecision) -> Void) {
+        switch availability.navigationGate(waiting: waitingForFirstConnection.count) {
+        case .send:
+            break
+        case .wait:
+            waitingForFirstConnection.append { [unowned self] in
+                self.change(room: room, op: op, value: value, navigation: navigation, ifVersion: ifVersion, by: by,
+                            pageCount: pageCount, wraps: wraps, checkedPage: checkedPage, saved: saved, completion: completion)
+            }
+            return
+        case .unavailable:
+            completion(.unavailable)
+            return
+        }
         let key = roomKey(room)
         eval("navigate", RedisScripts.navigate, keys: [key],
-             args: [op, page, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room,
-                    saved.epoch.description, String(saved.version)]) { [unowned self] reply in
-            let meaning = RedisReplies.navigation(reply, room: room, key: key, navigation: navigation, ifVersion: ifVersion)
+             args: [op, value, ifVersion.map { String($0) } ?? "", by, String(max(1, pageCount)), wraps ? "1" : "0", key, room,
+                    saved.epoch.description, String(saved.version), checkedPage]) { [unowned self] reply in
+            let meaning = RedisReplies.navigation(reply, room: room, key: key, navigation: navigation, ifVersion: ifVersion,
+                                                  servedVersion: saved.version)
             switch meaning {
             case .unavailable:
                 return completion(.unavailable)
@@ -169,7 +188,8 @@ extension RedisEngine {
         let count = pageCount == Int.max ? String(Int32.max) : String(max(1, pageCount))
         eval("sync", RedisScripts.sync, keys: [key],
              args: [String(state.page.number), String(state.version), state.by ?? "-", state.doc, state.epoch.description,
-                    count, key, state.room, mode, Epoch.random().description, (epoch ?? state.epoch).description]) { [unowned self] reply in
+                    count, key, state.room, mode, Epoch.random().description, (epoch ?? state.epoch).description,
+                    String(state.line), RedisRoomFields.markText(state.mark)]) { [unowned self] reply in
             switch RedisReplies.sync(reply, room: state.room) {
             case .applied(let outcome, let saved):
                 self.onRoomState?(saved)

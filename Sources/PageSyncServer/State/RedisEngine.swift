@@ -110,7 +110,7 @@ final class RedisEngine: AuthoritativeStateEngine, @unchecked Sendable {
                 if case .error(let e) = try client.command(args) { throw StateEngineError("\(url): \(args[0]): \(e)") }
             }
             for name in roomNames {
-                let reply = try client.command(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch"])
+                let reply = try client.command(["HMGET", roomKey(name), "page", "version", "by", "doc", "epoch", "line", "mark"])
                 switch RedisReplies.roomHash(reply, room: name) {
                 case .some(.some(let saved)): rooms[name] = saved
                 case .some(.none): break

@@ -19,7 +19,7 @@ package enum RedisReplies {
 
     /// The navigation script's `reply` for `navigation` of `room` (key `key`).
     package static func navigation(_ reply: RedisReply?, room: String, key: String,
-                                   navigation: PageSyncCore.Navigation, ifVersion: UInt64?) -> Navigation {
+                                   navigation: PageSyncCore.Navigation?, ifVersion: UInt64?, servedVersion: UInt64 = 0) -> Navigation {
         guard let reply else { return .unavailable }
         if case .error(let e) = reply {
             return NavigationDecision.isTransient(redisError: e) ? .unavailable : .refused(NavigationDecision.refusal(redisError: e))
@@ -28,7 +28,8 @@ package enum RedisReplies {
             return .refused("redis: \(key) does not hold a pagesync room (written by something else?); delete it to start the room again")
         }
         guard case .array(let items) = reply,
-              let decision = NavigationDecision.decode(items.map { $0.text ?? "" }, room: room, navigation: navigation, ifVersion: ifVersion)
+              let decision = NavigationDecision.decode(items.map { $0.text ?? "" }, room: room, navigation: navigation, ifVersion: ifVersion,
+                                                     servedVersion: servedVersion)
         else { return .unexpected }
         return .decided(decision)
     }
@@ -48,21 +49,22 @@ package enum RedisReplies {
     /// The sync script's `reply` for `room`.
     package static func sync(_ reply: RedisReply?, room: String) -> Sync {
         guard let reply else { return .noAnswer }
-        guard case .array(let items) = reply, items.count == 6, let outcome = items[0].text,
+        guard case .array(let items) = reply, items.count == 8, let outcome = items[0].text,
               let saved = RedisRoomFields.saved(room: room, page: items[1].text ?? "", version: items[2].text ?? "",
-                                                by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "")
+                                                by: items[3].text ?? "-", doc: items[4].text ?? "-", epoch: items[5].text ?? "",
+                                                line: items[6].text ?? "1", mark: items[7].text ?? "-")
         else { return isCorrupt(reply) ? .corrupt : .unexpected }
         return .applied(outcome: outcome, state: saved)
     }
 
-    /// An `HMGET <room> page version by doc epoch` reply: nil if it is not a room,
+    /// An `HMGET <room> page version by doc epoch line mark` reply: nil if it is not a room,
     /// `.some(nil)` if the room is missing.
     package static func roomHash(_ reply: RedisReply, room: String) -> SavedRoom?? {
-        guard case .array(let f) = reply, f.count == 5 else { return nil }
+        guard case .array(let f) = reply, f.count == 7 else { return nil }
         if f[0] == .null && f[1] == .null { return .some(nil) }
         guard let page = f[0].text, let version = f[1].text else { return nil }
         let saved = RedisRoomFields.saved(room: room, page: page, version: version, by: f[2].text ?? "-",
-                                          doc: f[3].text ?? "-", epoch: f[4].text ?? "0")
+                                          doc: f[3].text ?? "-", epoch: f[4].text ?? "0", line: f[5].text ?? "1", mark: f[6].text ?? "-")
         return saved.map { .some($0) }
     }
 

@@ -1,8 +1,9 @@
 /// The Lua scripts the Redis engine runs (EVALSHA; loaded again on NOSCRIPT). Each one is
 /// atomic in Redis, so daemons never interleave inside a change.
 ///
-/// A room is the hash `<prefix>room:<name>` with fields page, version, by, doc, epoch, and its
-/// changes are published on the channel of the same name as `RoomStateLine`s.
+/// A room is the hash `<prefix>room:<name>` with fields page, version, by, doc, epoch, line and
+/// mark (`<first>-<last>` or `-`; a room written by an older daemon has neither: line 1, no
+/// mark), and its changes are published on the channel of the same name as `RoomStateLine`s.
 enum RedisScripts {
     /// What the room scripts share: versions stay decimal strings in Lua, never numbers. Lua's
     /// numbers are doubles, exact only up to 2^53: `tonumber` and `+ 1` would give version
@@ -25,7 +26,7 @@ enum RedisScripts {
         local function roomFields(key)
           local t = redis.call('TYPE', key).ok
           if t ~= 'hash' and t ~= 'none' then return nil end
-          return redis.call('HMGET', key, 'page', 'version', 'by', 'doc', 'epoch')
+          return redis.call('HMGET', key, 'page', 'version', 'by', 'doc', 'epoch', 'line', 'mark')
         end
         local function isRoom(h)
           if not h then return false end
@@ -35,13 +36,18 @@ enum RedisScripts {
             and (v == '0' or string.find(v, '^[1-9]%d*$') ~= nil) and (#v < 20 or (#v == 20 and v <= maxVersion))
             and string.find(h[3] or '-', '^[^ ]+$') ~= nil and string.find(h[4] or '-', '^[^ ]+$') ~= nil
             and string.find(h[5] or '0', '^%x+$') ~= nil and #(h[5] or '0') <= 16
+            and string.find(h[6] or '1', '^[1-9]%d*$') ~= nil and #(h[6] or '1') <= 18
+            and (h[7] == nil or h[7] == '-' or (string.find(h[7], '^[1-9]%d*%-[1-9]%d*$') ~= nil and #h[7] <= 37))
         end
 
         """
 
-    /// One navigation. KEYS[1]: the room hash. ARGV: op (next, prev, first, last, goto), goto
-    /// page, IF version ('' for none), by, page count, wraps ('1'/'0'), channel, room name, and
-    /// the epoch and version the daemon last served saved: a room behind them (Redis lost
+    /// One navigation, `LINE` or `MARK`. KEYS[1]: the room hash. ARGV: op (next, prev, first,
+    /// last, goto, line, mark), the goto page, line or mark (`<a>-<b>` or `-`), IF version ('' for
+    /// none), by, page count, wraps ('1'/'0'), channel, room name, the epoch and version the
+    /// daemon last served saved, and for line and mark the page whose lines the daemon checked
+    /// them against (a room on another page now answers `otherpage`, changing nothing).
+    /// A page turn resets the line to 1 and clears the mark. The daemon last served saved: a room behind them (Redis lost
     /// changes) is left alone and answered with the single field `behind`; a key that does not
     /// hold a room (another type, fields that are no page or version) with `corrupt`.
     /// Returns {outcome, page, version, by, doc, epoch} (see `NavigationDecision.decode`); at
@@ -55,14 +61,31 @@ enum RedisScripts {
         local by = h[3] or '-'
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
+        local line = h[6] or '1'
+        local mark = h[7] or '-'
         local count = tonumber(ARGV[5])
         if epoch == ARGV[9] and older(version, ARGV[10]) then return {'behind'} end
         local function state(outcome)
-          return {outcome, string.format('%d', page), version, by, doc, epoch}
+          return {outcome, string.format('%d', page), version, by, doc, epoch, line, mark}
+        end
+        local function publish()
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by
+            .. ' ' .. line .. ' ' .. mark)
         end
         if ARGV[3] ~= '' and ARGV[3] ~= version then return state('conflict') end
-        if page > count then page = count end
         local op = ARGV[1]
+        if op == 'line' or op == 'mark' then
+          if ARGV[11] ~= string.format('%d', page) then return state('otherpage') end
+          if (op == 'line' and ARGV[2] == line) or (op == 'mark' and ARGV[2] == mark) then return state('same') end
+          if version == maxVersion then return state('limit') end
+          if op == 'line' then line = ARGV[2] else mark = ARGV[2] end
+          version = increment(version)
+          by = ARGV[4]
+          redis.call('HSET', KEYS[1], 'version', version, 'by', by, 'line', line, 'mark', mark)
+          publish()
+          return state('moved')
+        end
+        if page > count then page = count end
         local target
         if op == 'next' then
           if page < count then target = page + 1 elseif ARGV[6] == '1' then target = 1 else return state('end-last') end
@@ -79,55 +102,72 @@ enum RedisScripts {
         page = target
         version = increment(version)
         by = ARGV[4]
-        redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'by', by)
-        redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
+        line = '1'
+        mark = '-'
+        redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'by', by, 'line', line, 'mark', mark)
+        publish()
         return state('moved')
         """
 
     /// Creates a room that is missing, or records this daemon's document for it. KEYS[1]: the
     /// room hash. ARGV: page, version, by, doc, epoch (the state to create), page count,
-    /// channel, room name, mode, a fresh epoch, and (mode `repair`) the epoch the state is of.
+    /// channel, room name, mode, a fresh epoch, (mode `repair`) the epoch the state is of, and the
+    /// state's line and mark (mode `doc`: this daemon's, kept unless the page moved).
     /// Modes `create` and `repair` leave an existing room as it is, except that `repair` replaces
     /// a room of that epoch at an older version (Redis lost changes: restarted from an older
     /// snapshot, or overwritten) with the state given, in the epoch given; mode `doc` sets the doc, clamps the page to the count and bumps the version (at
     /// 2^64-1 it starts the fresh epoch at version 0 instead, as ``RoomRestore`` does).
-    /// Returns {outcome, page, version, by, doc, epoch} with outcome `created`, `restarted`,
+    /// Returns {outcome, page, version, by, doc, epoch, line, mark} with outcome `created`, `restarted`,
     /// `changed` or `kept`, or {'corrupt'} for a key that does not hold a room.
     static let sync = versions + """
         local h = roomFields(KEYS[1])
         if not isRoom(h) then return {'corrupt'} end
         if not h[1] or not h[2] then
-          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
-          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
-          return {'created', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5],
+            'line', ARGV[12], 'mark', ARGV[13])
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3]
+            .. ' ' .. ARGV[12] .. ' ' .. ARGV[13])
+          return {'created', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12], ARGV[13]}
         end
         local page = tonumber(h[1])
         local version = h[2]
         local by = h[3] or '-'
         local doc = h[4] or '-'
         local epoch = h[5] or '0'
+        local line = h[6] or '1'
+        local mark = h[7] or '-'
         if ARGV[9] == 'repair' and epoch == ARGV[11] and older(version, ARGV[2]) then
-          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5])
-          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3])
-          return {'restarted', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}
+          redis.call('HSET', KEYS[1], 'page', ARGV[1], 'version', ARGV[2], 'by', ARGV[3], 'doc', ARGV[4], 'epoch', ARGV[5],
+            'line', ARGV[12], 'mark', ARGV[13])
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[5] .. ' ' .. ARGV[4] .. ' ' .. ARGV[3]
+            .. ' ' .. ARGV[12] .. ' ' .. ARGV[13])
+          return {'restarted', ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[12], ARGV[13]}
         end
         if ARGV[9] == 'doc' then
           local count = tonumber(ARGV[6])
-          if page > count then page = count end
+          if page > count then
+            page = count
+            line = '1'
+            mark = '-'
+          else
+            line = ARGV[12]
+            mark = ARGV[13]
+          end
           doc = ARGV[4]
           if version == maxVersion then
             -- No version is left in this history: the change starts a new one.
             version = '0'
             epoch = ARGV[10]
-            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc, 'epoch', epoch)
+            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc, 'epoch', epoch, 'line', line, 'mark', mark)
           else
             version = increment(version)
-            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc)
+            redis.call('HSET', KEYS[1], 'page', page, 'version', version, 'doc', doc, 'line', line, 'mark', mark)
           end
-          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by)
-          return {'changed', string.format('%d', page), version, by, doc, epoch}
+          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. page .. ' ' .. version .. ' ' .. epoch .. ' ' .. doc .. ' ' .. by
+            .. ' ' .. line .. ' ' .. mark)
+          return {'changed', string.format('%d', page), version, by, doc, epoch, line, mark}
         end
-        return {'kept', string.format('%d', page), version, by, doc, epoch}
+        return {'kept', string.format('%d', page), version, by, doc, epoch, line, mark}
         """
 
     /// This daemon's members of one room. KEYS[1]: the room's presence hash. ARGV: daemon id,

@@ -75,6 +75,11 @@ public protocol AuthoritativeStateEngine: StateEngine {
     /// before this returns.
     func navigate(room: String, navigation: Navigation, ifVersion: UInt64?, by: String,
                   pageCount: Int, wraps: Bool, saved: RoomState, completion: @escaping (NavigationDecision) -> Void)
+    /// Decides one `LINE` or `MARK` as ``navigate(room:navigation:ifVersion:by:pageCount:wraps:saved:completion:)``
+    /// decides a page turn. `page` is the page the daemon checked the line or mark against:
+    /// a room that has left it refuses the change (409).
+    func changeFocus(room: String, focus: FocusChange, ifVersion: UInt64?, by: String, page: PageNumber,
+                     saved: RoomState, completion: @escaping (NavigationDecision) -> Void)
     /// Records this daemon's members of `room` (one line each; empty removes them).
     func publishMembers(room: String, lines: [String])
     /// Shutdown began: stop reconnecting; commands already sent still complete.

@@ -57,8 +57,15 @@ import PageSyncCore
     private let state = SavedRoom(room: "talk", page: PageNumber(3)!, version: 17, by: "ann", doc: "5f1c3a2b9d0e", epoch: Epoch(0xabc))
 
     @Test func roundTrips() {
-        #expect(RoomStateLine.encode(state) == "talk 3 17 0000000000000abc 5f1c3a2b9d0e ann")
+        #expect(RoomStateLine.encode(state) == "talk 3 17 0000000000000abc 5f1c3a2b9d0e ann 1 -")
         #expect(RoomStateLine.decode(RoomStateLine.encode(state)) == state)
+        var focused = state
+        focused.line = 212
+        focused.mark = LineRange(first: 214, last: 214)
+        #expect(RoomStateLine.encode(focused) == "talk 3 17 0000000000000abc 5f1c3a2b9d0e ann 212 214-214")
+        #expect(RoomStateLine.decode(RoomStateLine.encode(focused)) == focused)
+        // An older daemon's line (no line, no mark): line 1, no mark.
+        #expect(RoomStateLine.decode("talk 3 17 0000000000000abc 5f1c3a2b9d0e ann") == state)
         var nobody = state
         nobody.by = nil
         #expect(RoomStateLine.encode(nobody).hasSuffix(" -"))
@@ -68,18 +75,21 @@ import PageSyncCore
     @Test func rejectsAnythingElse() {
         for bad in ["", "talk 3 17 abc doc", "talk 3 17 abc doc ann extra", "talk 0 17 abc doc ann", "talk x 17 abc doc ann",
                     "talk 3 -1 abc doc ann", "talk 3 17 xyz doc ann", "bad/name 3 17 abc doc ann", "talk  3 17 abc doc ann",
-                    "talk 3 99999999999999999999999 abc doc ann"] {
+                    "talk 3 99999999999999999999999 abc doc ann", "talk 3 17 abc doc ann 0 -", "talk 3 17 abc doc ann 4 9-3",
+                    "talk 3 17 abc doc ann 4 3-", "talk 3 17 abc doc ann 4", "talk 3 17 abc doc ann x -"] {
             #expect(RoomStateLine.decode(bad) == nil, "\(bad)")
         }
     }
 }
 
 @Suite struct NavigationDecisionTests {
-    private let fields = ["7", "12", "bob", "d0c", "00000000000000ff"]
+    private let fields = ["7", "12", "bob", "d0c", "00000000000000ff", "40", "41-44"]
     private func decode(_ outcome: String, _ nav: Navigation = .next, ifVersion: UInt64? = nil) -> NavigationDecision? {
         NavigationDecision.decode([outcome] + fields, room: "r", navigation: nav, ifVersion: ifVersion)
     }
-    private var saved: SavedRoom { SavedRoom(room: "r", page: PageNumber(7)!, version: 12, by: "bob", doc: "d0c", epoch: Epoch(255)) }
+    private var saved: SavedRoom {
+        SavedRoom(room: "r", page: PageNumber(7)!, version: 12, by: "bob", doc: "d0c", epoch: Epoch(255), line: 40, mark: LineRange(first: 41, last: 44))
+    }
 
     @Test func eachOutcome() {
         #expect(decode("moved") == .moved(saved))
@@ -89,6 +99,13 @@ import PageSyncCore
         #expect(decode("end-last") == .refused(.pastEnd(.last), saved))
         #expect(decode("nopage", .goto(PageNumber(99)!)) == .refused(.noSuchPage(PageNumber(99)!), saved))
         #expect(decode("limit") == .refused(.versionExhausted, saved))
+        // LINE or MARK checked against a page the room has left: stale, as a failed IF.
+        #expect(NavigationDecision.decode(["otherpage"] + fields, room: "r", navigation: nil, ifVersion: 10, servedVersion: 9)
+            == .refused(.conflict(expected: 10), saved))
+        #expect(NavigationDecision.decode(["otherpage"] + fields, room: "r", navigation: nil, ifVersion: nil, servedVersion: 9)
+            == .refused(.conflict(expected: 9), saved))
+        #expect(NavigationDecision.decode(["moved"] + fields.dropLast(2), room: "r", navigation: .next, ifVersion: nil) == nil,
+                "the script always answers the line and the mark")
         #expect(NavigationDecision.decode(["missing"], room: "r", navigation: .next, ifVersion: nil) == .missing)
         // Behind what the daemon served: made again like a missing room, nothing changed.
         #expect(NavigationDecision.decode(["behind"], room: "r", navigation: .next, ifVersion: nil) == .missing)
