@@ -255,6 +255,10 @@ public enum Wire {
     /// within its page, the last of the state fields.
     @inline(__always)
     static func appendFocus(line: Int, mark: LineRange?, to out: inout WireLineBuilder) {
+        if line == 1 && mark == nil {  // after every page turn: one copy of fixed bytes
+            out.ascii(" line=1 mark=-")
+            return
+        }
         out.ascii(" line=")
         out.decimal(line)
         out.ascii(" mark=")

@@ -95,12 +95,14 @@ final class RoomRuntime: DeliveryRoom {
     }
 
     /// The line count of ``pageLines(_:)``'s last answer, for the document and page it counted.
-    private var lineCountCache: (document: ObjectIdentifier, page: PageNumber, lines: Int)?
+    /// Keyed by the document's content id (``Document/id``), never by the object's address: a
+    /// reloaded document's new object may reuse a freed one's address.
+    private var lineCountCache: (document: String, page: PageNumber, lines: Int)?
 
     /// How many lines the room's current page has (``Document/lineCount(of:)``), counted once per
     /// document and page: `LINE` and `MARK` ask it on every scroll.
     func currentPageLineCount() throws(DocumentError) -> Int {
-        let key = (ObjectIdentifier(document), room.state.page)
+        let key = (document.id, room.state.page)
         if let cached = lineCountCache, cached.document == key.0, cached.page == key.1 { return cached.lines }
         let lines = try document.lineCount(of: key.1)
         lineCountCache = (key.0, key.1, lines)
