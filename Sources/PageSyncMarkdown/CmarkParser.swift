@@ -14,6 +14,19 @@ public enum CmarkParser {
         }
     }
 
+    /// The top-level blocks of `markdown`, each with the source lines it spans (numbered from 1,
+    /// as ``outline(_:)`` numbers them): how the pager maps a document line onto rendered rows.
+    public static func parseWithLines(_ markdown: String) -> [(block: MarkdownBlock, lines: ClosedRange<Int>)] {
+        withDocument(Array(markdown.utf8)) { document in
+            guard let document else { return [(.paragraph([.text(markdown)]), 1...1)] }
+            return children(document).compactMap { node in
+                let start = Int(cmark_node_get_start_line(node))
+                let end = max(start, Int(cmark_node_get_end_line(node)))
+                return block(node).map { ($0, start...end) }
+            }
+        }
+    }
+
     /// The top-level blocks of `markdown` with the lines they span (numbered from 1, as cmark
     /// counts them: a line ends at LF, CR LF or a lone CR). Nil when cmark could not parse.
     public static func outline(_ markdown: some Collection<UInt8>) -> [MarkdownOutlineBlock]? {

@@ -33,9 +33,19 @@ public enum MarkdownRenderer {
 
     /// The rendered lines of `markdown`, with which of them are a table's.
     public static func renderPage(markdown: String, colors: ColorPolicy = .full) -> RenderedMarkdown {
-        let lines = Renderer(colors: colors).blocks(CmarkParser.parse(markdown), depth: 0)
-        return RenderedMarkdown(lines: lines.map(\.text),
-                                tableLines: Set(lines.indices.filter { lines[$0].table }))
+        let parsed = CmarkParser.parseWithLines(markdown)
+        let renderer = Renderer(colors: colors)
+        var lines: [Line] = []
+        var blocks: [RenderedMarkdown.Block] = []
+        for (i, item) in parsed.enumerated() {
+            if i > 0 { lines.append(Line(text: "")) }
+            let first = lines.count
+            lines += renderer.block(item.block, depth: 0)
+            let code: Bool = if case .code = item.block { true } else { false }
+            blocks.append(RenderedMarkdown.Block(source: item.lines, rendered: first..<max(first + 1, lines.count), code: code))
+        }
+        return RenderedMarkdown(lines: lines.map(\.text), tableLines: Set(lines.indices.filter { lines[$0].table }),
+                                blocks: blocks)
     }
 
     /// How wide a rule of `---` is.
@@ -51,6 +61,18 @@ public struct RenderedMarkdown: Equatable, Sendable {
     public var lines: [String]
     /// The indices of the lines that belong to a table.
     public var tableLines: Set<Int>
+    /// The top-level blocks: the document lines each came from and the rendered lines it became.
+    public var blocks: [Block] = []
+
+    /// One top-level block of the page.
+    public struct Block: Equatable, Sendable {
+        /// Its document lines (from 1).
+        public var source: ClosedRange<Int>
+        /// Its rendered lines (indices into ``RenderedMarkdown/lines``).
+        public var rendered: Range<Int>
+        /// Whether it is a code block, whose lines render one for one (after a fence line).
+        public var code: Bool
+    }
 }
 
 /// One rendered line, and whether it is a table's.

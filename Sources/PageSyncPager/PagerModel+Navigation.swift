@@ -97,8 +97,13 @@ extension PagerModel {
     }
 
     mutating func follow(_ fx: inout [PagerEffect]) {
-        guard case .detached = mode else { message = "already following the room"; return }
+        guard case .detached = mode else {
+            if roomLineElsewhere() != nil || ownScroll { showRoomFocus(); message = "back at the room's line" }
+            else { message = "already following the room" }
+            return
+        }
         setView(.following)
+        showRoomFocus()
     }
 
     mutating func detach() {
@@ -110,10 +115,10 @@ extension PagerModel {
 
     mutating func pull(_ fx: inout [PagerEffect]) {
         guard let room else { message = "not connected yet"; return }
-        guard case .detached(let view) = mode else { message = "you are on the room's page"; return }
         guard !options.followOnly else { message = "follower only (--follow): this pager never moves the room"; return }
         guard room.control else { message = "pulling the room needs control (start pagesync with --token)"; return }
         guard connection == .connected else { message = "not connected: pulling needs the server"; return }
+        guard case .detached(let view) = mode else { return pullLine(&fx) }
         turns.replaceQueued(with: Intent(base: .page(view), offset: 0, pull: true))
         flush(&fx)
     }

@@ -92,12 +92,22 @@ extension PagerModel {
         switch kept.place {
         case .line(let line): restoreTop(line: line)
         case .end: scroll(by: Int.max / 2)
+        case .focus: showRoomFocus()
         }
     }
 
     // MARK: Rows and scrolling
 
     var contentHeight: Int { max(0, size.rows - 1) }
+
+    /// Whether marked lines show behind a `>` gutter (no colour): while the room's page, on
+    /// screen, has a mark. The gutter's two columns are taken from the page's.
+    var markGutter: Bool {
+        options.colors != .full && !showingHelp && room?.mark != nil && displayedPage == room?.page
+    }
+
+    /// The columns the page is laid out in: the screen's, less the mark's gutter.
+    var contentWidth: Int { max(1, size.columns - (markGutter ? MarkHighlight.gutterWidth : 0)) }
     var halfPage: Int { max(1, contentHeight / 2) }
 
     /// The long page on screen with some of it held, if that is what is shown.
@@ -108,12 +118,12 @@ extension PagerModel {
 
     /// What the rows on screen are laid out from.
     var rowsSource: PageRowsCache.Source {
-        PageRowsCache.Source(key: displayKey, help: showingHelp, width: max(1, size.columns), wrap: lineWrap,
+        PageRowsCache.Source(key: displayKey, help: showingHelp, width: contentWidth, wrap: lineWrap,
                              shift: sidewaysShift, revision: shownWindow.map { $0.revision + 1 } ?? 0)
     }
 
     mutating func contentRows() -> [LayoutRow] {
-        let width = max(1, size.columns)
+        let width = contentWidth
         let key = displayKey
         let source = rowsSource
         if let rows = rowsCache.rows(for: source) { return rows }

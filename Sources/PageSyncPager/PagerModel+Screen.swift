@@ -7,7 +7,11 @@ extension PagerModel {
         let height = contentHeight
         let rows = contentRows()
         let offset = showingHelp ? help.offset : viewport.offset
-        var out = Layout.visible(rows, offset: offset, height: height).map(\.text)
+        let marked = showingHelp ? nil : markedShownLines()
+        var out = Layout.visible(rows, offset: offset, height: height).map { row in
+            MarkHighlight.row(row, marked: marked.map { $0.contains(row.line) } ?? false, gutter: markGutter,
+                              width: contentWidth, colors: options.colors)
+        }
         while out.count < height { out.append(showingHelp ? "" : "~") }
         out.append(statusText())
         return out
@@ -46,7 +50,7 @@ extension PagerModel {
     }
 
     /// The status line's text for the current state.
-    public func statusText() -> String {
+    public mutating func statusText() -> String {
         let width = max(1, size.columns)
         switch prompt {
         case .count(let digits):
@@ -64,10 +68,12 @@ extension PagerModel {
         case nil: break
         }
         if showingHelp { return Layout.truncate("help · q to close", toWidth: width) }
-        let line = StatusLine(room: room.map { $0.title ?? $0.name }, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
+        var line = StatusLine(room: room.map { $0.title ?? $0.name }, page: displayedPage ?? 1, pageCount: room?.pageCount ?? 1,
                               mode: mode, roomPage: room?.page ?? 1, connection: connection,
                               by: room?.by, message: message, urgent: messageIsNotice, position: position(),
                               me: clientName, control: mayTurn, unverifiedTLS: options.unverifiedTLS)
+        line.roomLine = roomLineElsewhere()
+        line.leading = leadsLine && room?.open == false
         return line.render(width: width)
     }
 }

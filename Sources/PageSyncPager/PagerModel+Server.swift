@@ -44,6 +44,7 @@ extension PagerModel {
                 }
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
+                flushFocus(&fx)
             case .bye:
                 session.farewell = line.text
                 notice("server: " + line.text)
@@ -61,6 +62,7 @@ extension PagerModel {
         let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
         outstanding = []
         turns.reset()
+        focusRequests.reset()
         message = nil
         takeWhole(view)
         clientName = line.fields["name"]
@@ -78,7 +80,7 @@ extension PagerModel {
         switch expectation {
         case .navigation:
             let code = line.kind == .ok ? nil : line.errorCode
-            if code == nil || code == 409 || code == 416 { reconcile(line) }
+            if code == nil || code == 409 || code == 416 { reconcile(line, ours: code == nil) }
             let request = turns.answered(errorCode: code, roomPage: room?.page)
             switch code {
             case nil:
@@ -103,6 +105,8 @@ extension PagerModel {
             }
         case .searchText:
             if line.kind == .error { stopDocumentSearch(because: line.text) }
+        case .focus(let page):
+            focusAnswered(line, page: page, &fx)
         case .name:
             if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }
             else { notice(line.text) }
@@ -131,11 +135,13 @@ extension PagerModel {
 
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
         if session.greeted, resume == nil, let room, let key = displayKey, let line = readingLine() {
-            resume = ResumePlace(room: room.name, key: key, line: line, sideways: sidewaysShift)
+            resume = ResumePlace(room: room.name, key: key, line: line, sideways: sidewaysShift,
+                                 roomLine: room.line, roomMark: room.mark)
         }
         edge.reset()
         documentSearch = nil  // its pages were asked on the lost connection
         turns.reset()
+        focusRequests.reset()
         outstanding = []
         texts.forgetRequests()
         longPage?.window.forgetRequest()
@@ -155,22 +161,32 @@ extension PagerModel {
     /// (the last screen when the page is shorter now).
     private mutating func takeWhole(_ view: RoomView) {
         let old = displayKey
+        let before = room
         let sameRoom = room?.name == view.name
         let top = sameRoom ? readingLine() : nil
         room = view
         clampView()
         afterStateChange(from: old)
         if let top { keepLine(top, from: old) }
-        guard let place = resume, place.room == view.name else { return }
+        guard let place = resume else {
+            // A new room, or the room's line or mark moved: the screen goes there.
+            if !sameRoom || before?.page != view.page || before?.line != view.line || before?.mark != view.mark {
+                roomFocusMoved(from: sameRoom ? before : nil)
+            }
+            return
+        }
+        guard place.room == view.name else { return }  // a room passed through on the way back
         resume = nil
         guard let key = displayKey, key.page == place.key.page else { return }
+        // The room's line or mark moved while the connection was down: follow it.
+        guard view.line == place.roomLine, view.mark == place.roomMark else { return roomFocusMoved(from: nil) }
         kept = (key, .line(place.line))
         if key.doc == place.key.doc { sidewaysShift = place.sideways }
         restoreKept()
     }
 
     /// Applies a versioned line (see ``RoomUpdates/reconciled(_:with:)``).
-    private mutating func reconcile(_ line: WireLine) {
+    mutating func reconcile(_ line: WireLine, ours: Bool = false) {
         guard let current = room, let r = RoomUpdates.reconciled(current, with: line) else { return }
         let old = displayKey
         let top = readingLine()
@@ -178,6 +194,7 @@ extension PagerModel {
         clampView()
         afterStateChange(from: old)
         if let top { keepLine(top, from: old) }
+        roomFocusMoved(from: current, ours: ours)
     }
 
     private mutating func clampView() {

@@ -103,6 +103,12 @@ public struct PagerModel: TerminalModel {
 
     let options: PagerOptions
     var turns = PageTurnQueue()
+    /// The `LINE` and `MARK` asked of the room (see `PagerModel+Focus`).
+    var focusRequests = FocusRequests()
+    /// `L`: a presenter with control scrolls on their own for a while.
+    var leadPaused = false
+    /// Following the room but scrolled away from its line by yourself.
+    var ownScroll = false
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
@@ -223,6 +229,10 @@ public struct PagerModel: TerminalModel {
     /// Carries out one reader action (see ``ReaderKeys``).
     private mutating func perform(_ action: ReaderAction, _ fx: inout [PagerEffect], _ repaint: inout Bool) {
         if !action.pressesAtAnEdge { edge.reset() }
+        let before = action.movesWithinPage ? (key: displayKey, top: topLine()) : nil
+        defer {
+            if let before, displayKey == before.key, topLine() != before.top { movedWithinPage(&fx) }
+        }
         switch action {
         case .forward(let lines):
             if !atBottom { edge.reset(); scroll(by: lines ?? contentHeight) }
@@ -256,6 +266,9 @@ public struct PagerModel: TerminalModel {
         case .follow: follow(&fx)
         case .detach: detach()
         case .pull: pull(&fx)
+        case .markLines(let count): markLines(count: count, &fx)
+        case .clearMark: clearMark(&fx)
+        case .toggleLead: toggleLead(&fx)
         case .info: notice(info())  // asked for: in full
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))
@@ -321,6 +334,14 @@ extension ReaderAction {
     var pressesAtAnEdge: Bool {
         switch self {
         case .forward, .backward: true
+        default: false
+        }
+    }
+
+    /// Whether the action scrolls the page on screen (a leader's scroll moves the room's line).
+    var movesWithinPage: Bool {
+        switch self {
+        case .forward, .backward, .lineDown, .lineUp, .halfDown, .halfUp, .top, .bottom, .gotoLine, .percent: true
         default: false
         }
     }

@@ -41,6 +41,11 @@ public struct RoomView: Equatable, Sendable {
     /// Whether the room gives everyone control (the greeting's `control=yes`), rather than being a
     /// presenter room where control takes a token.
     public var open: Bool
+    /// The room's line: the document line of its page at its screens' top (`line=`, from 1; 1
+    /// from a daemon that does not send it).
+    public var line: Int = 1
+    /// The room's marked lines of its page (`mark=`), or nil.
+    public var mark: LineRange?
 
     /// A room view with every field given.
     public init(name: String, page: Int, pageCount: Int, version: UInt64, epoch: String = "", by: String?, doc: String,
@@ -66,6 +71,8 @@ package enum KeptPlace: Equatable, Sendable {
     case line(Int)
     /// The page's last screen.
     case end
+    /// The room's line at the top, its mark in view (see ``PagerModel/showRoomFocus()``).
+    case focus
 }
 
 /// Where you were reading when the connection dropped: the room, the page of its document, the
@@ -75,6 +82,9 @@ package struct ResumePlace: Equatable, Sendable {
     package var key: PageKey
     package var line: Int
     package var sideways: Int
+    /// The room's line and mark then: when they moved meanwhile, the screen follows them instead.
+    package var roomLine = 1
+    package var roomMark: LineRange?
 }
 
 /// What the pager was started with.

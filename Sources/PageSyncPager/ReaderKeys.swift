@@ -46,8 +46,14 @@ public enum ReaderAction: Equatable, Sendable {
     case follow
     /// D: detach.
     case detach
-    /// p: pull the room to your page.
+    /// p: pull the room to your page (on the room's page: to your line).
     case pull
+    /// x (<n>x): mark lines of the room's page from the top of the screen (extend a mark starting there).
+    case markLines(Int?)
+    /// X: clear the room's mark.
+    case clearMark
+    /// L: pause or resume leading the room's line (a presenter with control).
+    case toggleLead
     /// = Ctrl-G: where you are, in full, on the status line (as less's `=`).
     case info
     /// h H: help.
@@ -96,6 +102,9 @@ public enum ReaderKeys {
         case .char("w"): return .toggleWrap
         case .char("F"): return .follow
         case .char("D"): return .detach
+        case .char("x"): return .markLines(count)
+        case .char("X"): return .clearMark
+        case .char("L"): return .toggleLead
         case .char("="), .ctrl("g"): return .info
         case .char("h"), .char("H"): return .help
         case .char("q"), .char("Q"): return .quit

@@ -16,6 +16,8 @@ enum ReplyExpectation: Sendable {
     case status
     /// `TEXT` of a page searched by a ``DocumentSearch`` (not shown).
     case searchText(PageKey)
+    /// `LINE` or `MARK`, asked on this page of the room.
+    case focus(page: Int)
 
     /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
     var holdsNavigation: Bool {

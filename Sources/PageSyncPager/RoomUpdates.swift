@@ -8,9 +8,12 @@ package enum RoomUpdates {
         guard let name = line.fields["room"], let page = line.int("page"), let pages = line.int("pages"),
               let version = line.version, pages >= 1 else { return nil }
         let by = line.by ?? nil
-        return RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
-                        epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
-                        control: control, file: line.fields["file"], title: line.fields["title"].map(WireText.percentDecoded))
+        var view = RoomView(name: String(name), page: min(max(1, page), pages), pageCount: pages, version: version,
+                            epoch: line.fields["epoch"] ?? "", by: by, doc: line.fields["doc"] ?? "", wraps: line.yesNo("wrap") ?? false,
+                            control: control, file: line.fields["file"], title: line.fields["title"].map(WireText.percentDecoded))
+        view.line = line.line ?? 1
+        view.mark = line.mark ?? nil
+        return view
     }
 
     /// `room` after a versioned line (`PAGE`, navigation `OK`, `ERR 409/416`): newer replaces, equal fills
@@ -30,6 +33,8 @@ package enum RoomUpdates {
                 r.page = min(max(1, page), pages)
                 if let by = line.by { r.by = by }
                 if let doc = line.fields["doc"] { r.doc = doc }
+                r.line = line.line ?? 1  // every versioned line carries the focus; none from an older daemon
+                r.mark = line.mark ?? nil
             } else if v == r.version {
                 if let by = line.by { r.by = by }
                 if let doc = line.fields["doc"] { r.doc = doc }

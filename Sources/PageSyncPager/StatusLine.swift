@@ -62,6 +62,10 @@ public struct StatusLine: Equatable, Sendable {
     public var control: Bool
     /// The connection is TLS without certificate checks (`--tls-insecure`): said first, always.
     public var unverifiedTLS: Bool
+    /// Following, but reading elsewhere on the room's page: the room's line (`room at line 212`).
+    public var roomLine: Int?
+    /// Scrolling moves the room's line (a presenter with control): `leading` for `following`.
+    public var leading = false
 
     /// A status line with every part given.
     public init(room: String?, page: Int, pageCount: Int, mode: FollowMode, roomPage: Int,
@@ -105,7 +109,12 @@ public struct StatusLine: Equatable, Sendable {
         forms[.dots] = [PageIndicator.render(page: page, pageCount: pageCount,
                                              maxWidth: min(2 * max(1, pageCount) - 1, Self.indicatorWidth))]
         switch (mode, reconnecting) {
-        case (.following, false): forms[.state] = ["following"]
+        case (.following, false):
+            if let roomLine {
+                forms[.state] = ["room at line \(roomLine)\(sep)F to follow", "room at line \(roomLine)", "line \(roomLine)"]
+            } else {
+                forms[.state] = [leading ? "leading" : "following"]
+            }
         case (.following, true): forms[.state] = ["reconnecting…"]
         case (.detached, let r):
             let room = "room on \(roomPage)/\(pageCount)"

@@ -268,7 +268,7 @@ import PageSyncCore
         let s = h.model.statusText()
         #expect(s.hasPrefix("guide · page 1/6"), "\(s)")
         #expect(s.contains("detached · room on 1/6 · F to follow"), "\(s)")
-        let viewer = Harness(hello: hello(control: false, name: "bob"))
+        var viewer = Harness(hello: hello(control: false, name: "bob"))
         #expect(viewer.model.statusText().hasSuffix("you: bob"))
     }
 }
