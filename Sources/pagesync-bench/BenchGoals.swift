@@ -48,6 +48,8 @@ struct BenchGoals {
         for n in [1000, 10000] {
             rows.append(fanoutRow("12", "fan-out p99 ≤ 1.1× floor, N=\(n)", against: "floor", n, atMost: 1.1))
         }
+        rows.append(fanoutRow("38", "a presenter's scroll (LINE) reaches 1,000 followers with a page turn's fan-out p99 (≤ 1.1×)",
+                              "pagesyncd-line", against: "pagesyncd", 1000, atMost: 1.1))
         rows.append(runRatioRow("12", "first follower reached p50 ≤ 2.0× floor, N=1000", "pagesyncd", "floor", "fanout_first_p50_us", 1000, atMost: 2.0))
         let idle = medianOf("pagesyncd", "mem_per_conn_bytes", 10000)
         let others = ["redis", "nats"].compactMap { label in medianOf(label, "mem_per_conn_bytes", 10000).map { "\(label) \(ReportCommand.show($0))" } }
@@ -148,15 +150,16 @@ struct BenchGoals {
     }
 
     /// pagesyncd's fan-out p99 over `reference`'s at N = `n`: interleaved (deciding), and pooled.
-    private func fanoutRow(_ issue: String, _ goal: String, against reference: String, _ n: Int, atMost bound: Double) -> Row {
+    private func fanoutRow(_ issue: String, _ goal: String, _ label: String = "pagesyncd", against reference: String, _ n: Int,
+                           atMost bound: Double) -> Row {
         func p99(_ samples: [String: [Int: [Double]]], _ label: String) -> Double? {
             samples[label]?[n].flatMap { Percentiles($0) }?.p99
         }
-        guard let mine = p99(interleaved, "pagesyncd"), let theirs = p99(interleaved, reference), theirs > 0 else {
+        guard let mine = p99(interleaved, label), let theirs = p99(interleaved, reference), theirs > 0 else {
             return Row(issue: issue, goal: goal, figure: Self.notMeasured, met: nil)
         }
         var figure = "\(fmt(mine / theirs, 2)) interleaved (\(ReportCommand.show(mine)) vs \(ReportCommand.show(theirs)) µs)"
-        if let a = p99(pooled, "pagesyncd"), let b = p99(pooled, reference), b > 0 { figure += "; \(fmt(a / b, 2)) pooled" }
+        if let a = p99(pooled, label), let b = p99(pooled, reference), b > 0 { figure += "; \(fmt(a / b, 2)) pooled" }
         return Row(issue: issue, goal: goal, figure: figure, met: mine / theirs <= bound)
     }
 }

@@ -14,8 +14,11 @@ final class Hub {
     var listener: TCPListener?
     var workers: [Link] = []
     var driver: Link?
-    /// pagesyncd: the room's page as the driver last knew it (alternation NEXT/PREV).
+    /// pagesyncd: the room's page as the driver last knew it (alternation NEXT/PREV), or its
+    /// line with ``lineChanges`` (alternation LINE 2 / LINE 1).
     var driverPage = 1
+    /// pagesyncd: the driver scrolls (`LINE`) instead of turning pages (interleave's `change=line`).
+    var lineChanges = false
     var driverErrors = 0
     var observedEventBytes = 0
 
@@ -154,16 +157,18 @@ final class Hub {
     /// pagesyncd's changes: the driver's room has 2 pages and alternates between them.
     private static let next = CommandEncoder.bytes(.navigate(.next, ifVersion: nil))
     private static let previous = CommandEncoder.bytes(.navigate(.previous, ifVersion: nil))
+    private static let lineTwo = CommandEncoder.bytes(.line(2, ifVersion: nil))
+    private static let lineOne = CommandEncoder.bytes(.line(1, ifVersion: nil))
 
     /// The bytes that make change `seq` happen.
     func change(_ seq: Int) -> [UInt8] {
         guard target == .pagesyncd else { return payload.publish(seq: seq, on: target) }
         if driverPage == 1 {
             driverPage = 2
-            return Self.next
+            return lineChanges ? Self.lineTwo : Self.next
         } else {
             driverPage = 1
-            return Self.previous
+            return lineChanges ? Self.lineOne : Self.previous
         }
     }
 
@@ -209,7 +214,7 @@ final class Hub {
         driver.onLine = { [unowned self] line, _ in
             let acknowledged: Bool
             switch target {
-            case .pagesyncd: acknowledged = WireLineView(line).kind.isReply  // the driver sends only NEXT and PREV
+            case .pagesyncd: acknowledged = WireLineView(line).kind.isReply  // the driver sends only NEXT and PREV, or LINE
             case .redis: acknowledged = line.hasASCIIPrefix(":")
             case .nats, .floor: acknowledged = line.hasASCIIPrefix("PONG")
             }

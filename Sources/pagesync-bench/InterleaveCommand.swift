@@ -1,7 +1,7 @@
 import ArgumentParser
 import UV
 
-/// One `--target` of `interleave`: `[LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE]`.
+/// One `--target` of `interleave`: `[LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE][,change=line]`.
 struct TargetSpec: ExpressibleByArgument, Sendable {
     /// Names the target's result rows (default: the kind).
     var label: String
@@ -12,6 +12,8 @@ struct TargetSpec: ExpressibleByArgument, Sendable {
     var driverPort: Int?
     /// Followers speak TLS, verifying the server with this CA file (PEM).
     var tlsCA: String?
+    /// pagesyncd: the driver's changes are `LINE` (a presenter's scroll) instead of page turns.
+    var lineChanges = false
 
     init?(argument: String) {
         var options = argument.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -37,6 +39,9 @@ struct TargetSpec: ExpressibleByArgument, Sendable {
             case "tls-ca":
                 guard !value.isEmpty else { return nil }
                 tlsCA = value
+            case "change":
+                guard value == "line" || value == "page", target == .pagesyncd else { return nil }
+                lineChanges = value == "line"
             default:
                 return nil
             }
@@ -105,6 +110,7 @@ struct InterleaveCommand: ParsableCommand {
         }
         for spec in targets {
             let hub = Hub(loop: runner.loop, target: spec.target, host: host, port: spec.driverPort ?? spec.port, payload: Payload(size: payload))
+            hub.lineChanges = spec.lineChanges
             let session = TargetSession(runner: runner, hub: hub)
             sessions.append(session)
             try session.startWorkers(count: perTarget, host: host, ports: [spec.port], tlsCA: spec.tlsCA)

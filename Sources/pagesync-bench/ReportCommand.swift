@@ -18,7 +18,7 @@ struct ReportCommand: ParsableCommand {
     @Option(name: .customLong("durable-rounds"), parsing: .upToNextOption,
             help: "Result TSV files of the durable phase, one per round (every target once, one after another): the durable table's medians and ratios are taken over these rounds rather than over the runs.")
     var durableRoundFiles: [String] = []
-    @Flag(help: "First a table of the goals scripts/bench measures (issues 10, 11, 12 and 15), each with this run's figure and whether it is met.")
+    @Flag(help: "First a table of the goals scripts/bench measures (issues 10, 11, 12, 15, 38 and 41), each with this run's figure and whether it is met.")
     var goals = false
 
     /// The metric of one change's fan-out latency (µs), a row per change; pooled, not a median.

@@ -29,7 +29,9 @@ struct PageSync: ParsableCommand {
           / ? n N          search (a regex); past the page, on through the document
           &pattern         only matching lines (&!pattern: the others; & alone: all)
           D                detach (browse on your own)    F   follow the room again
-          p                pull the room to your page      w   wrap / chop long lines
+          p                pull the room to your page (on its page: to your line)
+          x <n>x X         mark lines from the top (x again: extend); clear them
+          L                pause / resume leading the room's line (presenter)
           Left Right       scroll chopped lines and wide tables sideways
           =                where you are, in full
           Ctrl-L           redraw             Ctrl-Z        suspend
@@ -45,6 +47,14 @@ struct PageSync: ParsableCommand {
 
         In a presenter room without --token, and with --follow, page turns detach you: you \
         browse on your own while the status line says where the room is; F snaps back.
+
+        The room's line and mark: with control of a presenter room, your scrolling moves \
+        the room's line (the document line at the top of the screen), and every follower \
+        shows it at its top; L pauses that. x marks lines from the top (reverse video; a > \
+        gutter under NO_COLOR and TERM=dumb), X clears them. A follower that scrolls on its \
+        own reads by itself (the status line says "room at line N"); F and the room's next \
+        change bring it back. In an open room scrolling is each reader's own, and p brings \
+        everyone to your line.
 
         A page longer than the server sends at once (its max-text) is read in pieces as \
         you scroll, holding about 3 MiB of it at a time; G or End reads on to its last line. \
