@@ -91,6 +91,8 @@ public enum Pagination: Equatable, Sendable, CustomStringConvertible {
 public struct PageIndex: Equatable, Sendable {
     private var starts: [Int]
     private var ends: [Int]
+    /// How many line feeds come before each page's first byte in the file (empty: not counted).
+    private var startLines: [Int] = []
 
     /// Creates an index from page byte ranges, in order. No ranges means one empty page `0..<0`.
     public init(ranges: some Sequence<Range<Int>>) {
@@ -108,10 +110,39 @@ public struct PageIndex: Equatable, Sendable {
         self.ends = ends
     }
 
-    init(starts: [Int], ends: [Int]) {
+    init(starts: [Int], ends: [Int], startLines: [Int] = []) {
         precondition(!starts.isEmpty && starts.count == ends.count)
+        precondition(startLines.isEmpty || startLines.count == starts.count)
         self.starts = starts
         self.ends = ends
+        self.startLines = startLines
+    }
+
+    /// The file line (from 1) on which `page` starts: what `TEXT`'s `firstline=` says, so a
+    /// pager can number a page's lines as the file does. Nil when not counted.
+    public func firstLine(of page: PageNumber) -> Int? {
+        guard page.number <= count, !startLines.isEmpty else { return nil }
+        return startLines[page.offset] + 1
+    }
+
+    /// This index with its pages' first lines counted in `bytes`, the text its ranges are of.
+    public func countingLines(in bytes: some Collection<UInt8>) -> PageIndex {
+        var copy = self
+        var lines: [Int] = []
+        lines.reserveCapacity(count)
+        let counted: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            var offset = 0
+            var feeds = 0
+            for start in starts {
+                let end = min(max(start, offset), buffer.count)
+                feeds += LineFeeds.count(in: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[offset..<end])))
+                offset = end
+                lines.append(feeds)
+            }
+        }
+        if counted == nil { return countingLines(in: Array(bytes)) }
+        copy.startLines = lines
+        return copy
     }
 
     /// The number of pages; always >= 1.
@@ -126,6 +157,21 @@ public struct PageIndex: Equatable, Sendable {
     /// The byte ranges of all pages, in order.
     public var ranges: [Range<Int>] {
         (0..<count).map { starts[$0]..<ends[$0] }
+    }
+}
+
+/// Counting line feeds at memory speed.
+enum LineFeeds {
+    /// The LF bytes in `bytes`.
+    static func count(in bytes: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var n = 0
+        var i = 0
+        while i < bytes.count, let hit = memchr(base + i, 0x0A, bytes.count - i) {
+            n += 1
+            i = UnsafeRawPointer(hit) - base + 1
+        }
+        return n
     }
 }
 
@@ -148,10 +194,16 @@ public struct PageIndexer: Sendable {
 
     private var starts: [Int] = []
     private var ends: [Int] = []
+    private var startLines: [Int] = []
     /// Absolute offset of the first byte of the next chunk.
     private var position = 0
     /// Absolute offset where the current page starts.
     private var pageStart = 0
+    /// The line feeds before ``pageStart``.
+    private var pageStartLine = 0
+    /// The line feeds counted so far, and up to which absolute offset.
+    private var feeds = 0
+    private var feedsOffset = 0
 
     // formFeed
     private var skip = FormFeedSkip.none
@@ -196,6 +248,7 @@ public struct PageIndexer: Sendable {
         case .lines: consumeLines(base, chunk.count)
         case .headings: consumeHeadings(chunk)
         }
+        _ = feedsBefore(position + chunk.count, in: chunk)  // the rest of the chunk
         position += chunk.count
     }
 
@@ -222,7 +275,7 @@ public struct PageIndexer: Sendable {
         if finalStart < position || starts.isEmpty {
             addPage(finalStart, position)
         }
-        return PageIndex(starts: starts, ends: ends)
+        return PageIndex(starts: starts, ends: ends, startLines: startLines)
     }
 
     /// Indexes a whole document held in memory.
@@ -242,6 +295,27 @@ public struct PageIndexer: Sendable {
     private mutating func addPage(_ start: Int, _ end: Int) {
         starts.append(start)
         ends.append(end)
+        startLines.append(start == pageStart ? pageStartLine : feedsBefore(start, in: UnsafeRawBufferPointer(start: nil, count: 0)))
+    }
+
+    /// The current page now starts at absolute offset `start`, in `chunk` (the one being consumed).
+    private mutating func setPageStart(_ start: Int, in chunk: UnsafeRawBufferPointer) {
+        pageStart = start
+        pageStartLine = feedsBefore(start, in: chunk)
+    }
+
+    /// The line feeds before absolute offset `offset`, counting on through the chunk being
+    /// consumed. Offsets only grow; one already counted past (a heading found at the start of its
+    /// line, which began in an earlier chunk) has no line feed between it and the count.
+    private mutating func feedsBefore(_ offset: Int, in chunk: UnsafeRawBufferPointer) -> Int {
+        guard offset > feedsOffset else { return feeds }
+        let chunkStart = position
+        let from = feedsOffset - chunkStart, to = min(offset - chunkStart, chunk.count)
+        if from >= 0, to > from {
+            feeds += LineFeeds.count(in: UnsafeRawBufferPointer(rebasing: chunk[from..<to]))
+            feedsOffset = chunkStart + to
+        }
+        return feeds
     }
 
     private mutating func consumeFormFeed(_ base: UnsafeRawPointer, _ n: Int) {
@@ -252,7 +326,7 @@ public struct PageIndexer: Sendable {
                 let b = base.load(fromByteOffset: i, as: UInt8.self)
                 if b == 0x0A {
                     i += 1
-                    pageStart = position + i
+                    setPageStart(position + i, in: UnsafeRawBufferPointer(start: base, count: n))
                     skip = .none
                 } else if b == 0x0D {
                     i += 1
@@ -264,7 +338,7 @@ public struct PageIndexer: Sendable {
                 let b = base.load(fromByteOffset: i, as: UInt8.self)
                 if b == 0x0A {
                     i += 1
-                    pageStart = position + i
+                    setPageStart(position + i, in: UnsafeRawBufferPointer(start: base, count: n))
                 }
                 skip = .none
             case .none:
@@ -272,7 +346,7 @@ public struct PageIndexer: Sendable {
                 let p = UnsafeRawPointer(hit) - base
                 addPage(pageStart, position + p)
                 i = p + 1
-                pageStart = position + i
+                setPageStart(position + i, in: UnsafeRawBufferPointer(start: base, count: n))
                 skip = .afterFF
             }
         }
@@ -281,7 +355,7 @@ public struct PageIndexer: Sendable {
     private mutating func consumeHeadings(_ chunk: UnsafeRawBufferPointer) {
         for start in sections.consume(chunk) {
             addPage(pageStart, start)
-            pageStart = start
+            setPageStart(start, in: chunk)
         }
     }
 
@@ -293,7 +367,7 @@ public struct PageIndexer: Sendable {
             linesInPage += 1
             if linesInPage == linesPerPage {
                 addPage(pageStart, position + i)
-                pageStart = position + i
+                setPageStart(position + i, in: UnsafeRawBufferPointer(start: base, count: n))
                 linesInPage = 0
             }
         }
@@ -349,7 +423,7 @@ public struct PageIndexer: Sendable {
             // A complete line: [lineStart, position + lineEnd], LF included.
             if lineMatches() {
                 addPage(pageStart, lineStart)
-                pageStart = position + lineEnd + 1
+                setPageStart(position + lineEnd + 1, in: UnsafeRawBufferPointer(start: base, count: n))
             }
             i = lineEnd + 1
             lineStart = position + i

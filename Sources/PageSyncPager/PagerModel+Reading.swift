@@ -107,7 +107,7 @@ extension PagerModel {
     }
 
     /// The columns the page is laid out in: the screen's, less the mark's gutter.
-    var contentWidth: Int { max(1, size.columns - (markGutter ? MarkHighlight.gutterWidth : 0)) }
+    var contentWidth: Int { max(1, size.columns - (markGutter ? MarkHighlight.gutterWidth : 0) - numberGutterWidth) }
     var halfPage: Int { max(1, contentHeight / 2) }
 
     /// The long page on screen with some of it held, if that is what is shown.

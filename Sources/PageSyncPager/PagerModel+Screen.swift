@@ -8,9 +8,14 @@ extension PagerModel {
         let rows = contentRows()
         let offset = showingHelp ? help.offset : viewport.offset
         let marked = showingHelp ? nil : markedShownLines()
-        var out = Layout.visible(rows, offset: offset, height: height).map { row in
-            MarkHighlight.row(row, marked: marked.map { $0.contains(row.line) } ?? false, gutter: markGutter,
-                              width: contentWidth, colors: options.colors)
+        let visible = Layout.visible(rows, offset: offset, height: height)
+        let numberWidth = numberGutterWidth
+        let numbers = numberWidth > 0 ? rowNumbers(visible) : []
+        var out = visible.enumerated().map { i, row in
+            let text = MarkHighlight.row(row, marked: marked.map { $0.contains(row.line) } ?? false, gutter: markGutter,
+                                         width: contentWidth, colors: options.colors)
+            guard numberWidth > 0 else { return text }
+            return LineNumbers.gutter(numbers[i], width: numberWidth) + text
         }
         while out.count < height { out.append(showingHelp ? "" : "~") }
         out.append(statusText())
@@ -72,7 +77,7 @@ extension PagerModel {
                               mode: mode, roomPage: room?.page ?? 1, connection: connection,
                               by: room?.by, message: message, urgent: messageIsNotice, position: position(),
                               me: clientName, control: mayTurn, unverifiedTLS: options.unverifiedTLS)
-        line.roomLine = roomLineElsewhere()
+        line.roomLine = roomLineElsewhere().map { lineNumbers ? fileFirstLine + $0 - 1 : $0 }  // -N: the file's line
         line.leading = leadsLine && room?.open == false
         return line.render(width: width)
     }

@@ -17,12 +17,14 @@ extension PagerModel {
             } else if case .text(let key) = expectation, header.words.first == "TEXT", !truncated,
                       header.yesNo("truncated") == true, header.fields["from"] == nil, let bytes = header.int("bytes"),
                       header.fields["doc"].map({ $0 == key.doc }) ?? true, header.int("page").map({ $0 == key.page }) ?? true {
+                rememberFirstLine(header, for: key)
                 startLongPage(key, bytes: bytes)
             } else if case .text(let key) = expectation, header.words.first == "TEXT" {
                 var content = lines
                 if truncated || header.yesNo("truncated") == true {
                     content.append("[this page is longer than the server sends: it was cut here]")
                 }
+                rememberFirstLine(header, for: PageKey(doc: header.fields["doc"] ?? key.doc, page: header.int("page") ?? key.page))
                 storeText(content, for: PageKey(doc: header.fields["doc"] ?? key.doc,
                                                 page: header.int("page") ?? key.page))
             }

@@ -109,6 +109,12 @@ public struct PagerModel: TerminalModel {
     var leadPaused = false
     /// Following the room but scrolled away from its line by yourself.
     var ownScroll = false
+    /// `-N`: the document's line numbers before the lines.
+    var lineNumbers = false
+    /// `-` was typed: the next key is an option (`N`).
+    var optionPending = false
+    /// The file line each page starts on (`TEXT`'s `firstline=`).
+    var fileFirstLines: [PageKey: Int] = [:]
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
@@ -156,6 +162,7 @@ public struct PagerModel: TerminalModel {
         self.options = options
         self.size = options.size
         self.session = ServerSession(seed: options.randomSeed)
+        self.lineNumbers = options.lineNumbers
     }
 
     // MARK: Events
@@ -219,6 +226,11 @@ public struct PagerModel: TerminalModel {
             return
         }
         message = nil
+        if optionPending {
+            optionPending = false
+            if key == .char("N") { toggleLineNumbers() } else { message = "-\(ReaderKeys.name(of: key)): not an option (-N: line numbers)" }
+            return
+        }
         if case .char(let c) = key, c.isASCII, c.isNumber {
             prompt = .count(String(c))
             return
@@ -269,6 +281,7 @@ public struct PagerModel: TerminalModel {
         case .markLines(let count): markLines(count: count, &fx)
         case .clearMark: clearMark(&fx)
         case .toggleLead: toggleLead(&fx)
+        case .option: optionPending = true; message = "-: N shows or hides line numbers"
         case .info: notice(info())  // asked for: in full
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))

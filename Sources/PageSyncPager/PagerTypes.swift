@@ -111,6 +111,8 @@ public struct PagerOptions: Sendable {
     public var markdown: MarkdownChoice = .auto
     /// `--tls-insecure` over TLS: the status line says `TLS NOT VERIFIED` for as long as the pager runs.
     public var unverifiedTLS = false
+    /// `-N`, `--line-numbers`: start with the document's line numbers shown.
+    public var lineNumbers = false
 
     /// Options; only `server` is required.
     public init(room: String? = nil, name: String? = nil, token: String? = nil, server: String = "127.0.0.1:7777",

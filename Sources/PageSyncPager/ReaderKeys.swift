@@ -54,6 +54,8 @@ public enum ReaderAction: Equatable, Sendable {
     case clearMark
     /// L: pause or resume leading the room's line (a presenter with control).
     case toggleLead
+    /// -: an option follows (`-N`: line numbers, as in less).
+    case option
     /// = Ctrl-G: where you are, in full, on the status line (as less's `=`).
     case info
     /// h H: help.
@@ -105,6 +107,7 @@ public enum ReaderKeys {
         case .char("x"): return .markLines(count)
         case .char("X"): return .clearMark
         case .char("L"): return .toggleLead
+        case .char("-"): return .option
         case .char("="), .ctrl("g"): return .info
         case .char("h"), .char("H"): return .help
         case .char("q"), .char("Q"): return .quit

@@ -104,7 +104,7 @@ struct DocumentIndexer {
                 }
             }
             guard !split.notes.isEmpty else {
-                return DocumentScan(index: PageIndex(ranges: split.pages), id: hash.hex, title: title, advice: advice)
+                return DocumentScan(index: PageIndex(ranges: split.pages).countingLines(in: bytes), id: hash.hex, title: title, advice: advice)
             }
             // Notes are no page's text: the pages are served from the text without them, and the
             // id hashes only that (and the front matter), so editing notes alone changes no id.
@@ -120,7 +120,7 @@ struct DocumentIndexer {
                 advice = [advice, "the notes comment at line \(line) has no -->: everything after it is notes"]
                     .compactMap { $0 }.joined(separator: "; ")
             }
-            return DocumentScan(index: PageIndex(ranges: separated.pages), id: audienceHash.hex, title: title,
+            return DocumentScan(index: PageIndex(ranges: separated.pages).countingLines(in: separated.audience), id: audienceHash.hex, title: title,
                                 advice: advice, notes: PageNotes(pages: separated.notes), audience: separated.audience)
         }
         let index = streaming.finish()

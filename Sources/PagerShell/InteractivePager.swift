@@ -77,6 +77,7 @@ final class InteractivePager<Model: TerminalModel> {
             colors: ColorPolicy.from(noColor: getenv("NO_COLOR").map { String(cString: $0) },
                                      term: getenv("TERM").map { String(cString: $0) }))
         options.markdown = configuration.markdown.map { $0 ? .always : .never } ?? .auto
+        options.lineNumbers = configuration.lineNumbers
         // The warning on stderr is hidden by the alternate screen at once: the status line keeps saying it.
         options.unverifiedTLS = ServerConnector.insecureWarning(configuration) != nil
         model = makeModel(options)

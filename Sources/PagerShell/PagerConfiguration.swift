@@ -95,6 +95,8 @@ public struct PagerConfiguration: Sendable {
     public var markdown: Bool?
     /// `--notes`: the speaker's notes view in place of the pager (needs control of the room).
     public var notes = false
+    /// `-N`, `--line-numbers`: show the document's line numbers from the start.
+    public var lineNumbers = false
 
     /// A configuration; only the server is required.
     public init(server: PagerServerAddress, room: String? = nil, name: String? = nil, token: String? = nil,

@@ -32,6 +32,7 @@ struct PageSync: ParsableCommand {
           p                pull the room to your page (on its page: to your line)
           x <n>x X         mark lines from the top (x again: extend); clear them
           L                pause / resume leading the room's line (presenter)
+          -N               line numbers: the file's own (as less -N)
           Left Right       scroll chopped lines and wide tables sideways
           =                where you are, in full
           Ctrl-L           redraw             Ctrl-Z        suspend
@@ -117,6 +118,10 @@ struct PageSync: ParsableCommand {
     @Flag(help: "The speaker's notes view: the notes of the room's page, the next page's heading, the timer and the clock, with keys that turn the room's page (needs control: the room's token in a presenter room).")
     var notes = false
 
+    @Flag(name: [.customShort("N"), .customLong("line-numbers")],
+          help: "Show the document's own line numbers (as less -N; the - N keys toggle them): line 1 of page 2 of a file split every 40 lines is 41.")
+    var lineNumbers = false
+
     @Flag(help: "Render every document as markdown (default: only those named .md or .markdown).")
     var markdown = false
 
@@ -168,6 +173,7 @@ struct PageSync: ParsableCommand {
         configuration.tlsCertificateFile = tlsCert
         configuration.tlsKeyFile = tlsKey
         configuration.notes = notes
+        configuration.lineNumbers = lineNumbers
         let status = PagerShell.run(configuration)
         if status != 0 { throw ExitCode(status) }
     }

@@ -181,6 +181,36 @@ import PageSyncPager
     }
 }
 
+@Suite struct LineNumberTests {
+    @Test func theFilesOwnLinesAndTheRoomsLineSaidAsOne() {
+        var options = PagerOptions(size: TerminalSize(columns: 40, rows: 6), colors: .none)
+        options.lineNumbers = true
+        var h = Harness(options)
+        h.event(.connected)
+        h.server(hello(page: 2, version: 0, control: false, name: "bob"))
+        h.server(["OK TEXT page=2 pages=6 doc=d1 bytes=99 lines=40 truncated=no firstline=41"]
+                 + (1...40).map { "p2 line \($0)" } + ["."])
+        #expect(h.model.screen()[0] == "  41 p2 line 1")
+        #expect(h.model.screen()[4] == "  45 p2 line 5")
+        h.server(FocusModelTests.page(2, version: 1, line: 3))
+        h.type("5j")
+        #expect(h.model.statusText().contains("room at line 43"), "the room's line 3 is file line 43")
+        h.type("-")
+        h.type("N")
+        #expect(h.model.screen()[0] == "p2 line 8")
+        h.type("-")
+        h.type("x")
+        #expect(h.model.message == "-x: not an option (-N: line numbers)")
+    }
+
+    @Test func gutters() {
+        #expect(LineNumbers.gutter(41, width: 5) == "  41 ")
+        #expect(LineNumbers.gutter(nil, width: 5) == "     ")
+        #expect(LineNumbers.width(lastLine: 123_456) == 7)
+        #expect(LineNumbers.width(lastLine: 9) == 5)
+    }
+}
+
 @Suite struct FocusPartsTests {
     @Test func requestsOneInFlightNewestWins() {
         let room = RoomView(name: "r", page: 1, pageCount: 3, version: 4, by: nil, doc: "d", wraps: false, control: true)

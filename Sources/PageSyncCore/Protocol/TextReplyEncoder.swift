@@ -34,8 +34,9 @@ public struct TextReplyEncoder: Sendable {
     /// `pageByteCount` the page's size in the file.
     /// With `piece`, the header also carries `from= next= split=`. `reply` is the header's second
     /// word: `TEXT`, or `NOTES` for a page's speaker notes (the same form and limits).
+    /// `firstLine`: the file line the page starts on (`firstline=`), when known.
     public init(page: PageNumber, pageCount: Int, doc: String, bytes: [UInt8], pageByteCount: Int, truncated: Bool,
-                piece: TextPiece? = nil, reply: String = "TEXT") {
+                piece: TextPiece? = nil, reply: String = "TEXT", firstLine: Int? = nil) {
         self.bytes = bytes
         var lines = 0
         var lastLF = -1
@@ -48,6 +49,7 @@ public struct TextReplyEncoder: Sendable {
         if lastLF != bytes.count - 1 && !bytes.isEmpty { lines += 1 }  // a last line without LF
         var text = "OK \(reply) page=\(page) pages=\(pageCount) doc=\(doc) bytes=\(pageByteCount) lines=\(lines) truncated=\(Wire.yesNo(truncated))"
         if let piece { text += " from=\(piece.from) next=\(piece.next) split=\(Wire.yesNo(piece.splitLine))" }
+        if let firstLine { text += " firstline=\(firstLine)" }
         header = Wire.line(text)
     }
 

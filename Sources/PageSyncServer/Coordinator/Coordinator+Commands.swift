@@ -41,7 +41,8 @@ extension Coordinator {
                 let text = try runtime.document.text(of: page, limit: config.maxTextBytes)
                 let encoder = TextReplyEncoder(
                     page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id,
-                    bytes: text.bytes, pageByteCount: text.pageByteCount, truncated: text.truncated)
+                    bytes: text.bytes, pageByteCount: text.pageByteCount, truncated: text.truncated,
+                    firstLine: runtime.document.index.firstLine(of: page))
                 stage(session, .text(encoder, size: text.bytes.count + 64))
             } catch {
                 logger.error("TEXT \(page) of room \(runtime.room.name): \(error)")
@@ -61,7 +62,8 @@ extension Coordinator {
                 let encoder = TextReplyEncoder(
                     page: page, pageCount: runtime.document.pageCount, doc: runtime.document.id, bytes: piece.bytes,
                     pageByteCount: piece.pageByteCount, truncated: piece.next < piece.pageByteCount,
-                    piece: TextPiece(from: offset, next: piece.next, splitLine: piece.splitLine))
+                    piece: TextPiece(from: offset, next: piece.next, splitLine: piece.splitLine),
+                    firstLine: runtime.document.index.firstLine(of: page))
                 stage(session, .text(encoder, size: piece.bytes.count + 96))
             } catch {
                 logger.error("TEXT \(page) FROM \(offset) of room \(runtime.room.name): \(error)")
