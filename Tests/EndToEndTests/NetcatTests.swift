@@ -25,7 +25,7 @@ struct NetcatTests {
             let output = second.output.split(separator: "\n").map(String.init)
             #expect(output.first.map { ServerLine($0).page } == 2, "\(output)")
             #expect(output.count > 1 && output[1].hasPrefix("OK room=guide page=2 pages=6 version=1 "), "\(output)")
-            #expect(Array(output.dropFirst(2)) == ["OK TEXT page=2 pages=6 doc=\(hello["doc"] ?? "") bytes=15 lines=1 truncated=no", "this is page 2", ".", "OK BYE"])
+            #expect(Array(output.dropFirst(2)) == ["OK TEXT page=2 pages=6 doc=\(hello["doc"] ?? "") bytes=15 lines=1 truncated=no firstline=3", "this is page 2", ".", "OK BYE"])
         }
     }
 }
