@@ -25,15 +25,7 @@ import PageSyncCore
             let expected = Self.bruteForce(bytes, whole)
             #expect((1...whole.count).map { whole.firstLine(of: PageNumber($0)!) } == expected, "\(pagination) \(text.debugDescription)")
             for size in [1, 2, 3, 5, 64] {
-                var indexer = PageIndexer(pagination: pagination)
-                var i = 0
-                while i < bytes.count {
-                    let end = min(bytes.count, i + size)
-                    bytes[i..<end].withUnsafeBytes { indexer.consume($0) }
-                    i = end
-                }
-                let chunked = indexer.finish()
-                #expect(chunked == whole, "\(pagination), chunks of \(size): \(text.debugDescription)")
+                #expect(chunked(bytes, size: size, pagination) == whole, "\(pagination), chunks of \(size): \(text.debugDescription)")
             }
         }
     }

@@ -11,7 +11,7 @@ private func pages(_ text: String, _ pagination: Pagination) -> [String] {
 }
 
 /// Indexes `bytes` fed in chunks of `size`.
-private func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> PageIndex {
+func chunked(_ bytes: [UInt8], size: Int, _ pagination: Pagination) -> PageIndex {
     var indexer = PageIndexer(pagination: pagination)
     var i = 0
     while i < bytes.count {
