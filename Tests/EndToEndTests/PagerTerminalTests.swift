@@ -110,7 +110,7 @@ extension PagerTests {
                 try await startPager(tmux, "file", daemon, ["--token-file", workspace.root.path + "/token", "--name", "pat"])
                 try await tmux.waitFor("file", showing: "you: pat ⚑")
                 try await tmux.press("file", "Space")
-                try await tmux.waitFor("file", showing: "this is page 2", "page 2/5", "following")
+                try await tmux.waitFor("file", showing: "this is page 2", "page 2/5", "leading")
 
                 try await tmux.openTerminal("env")
                 try await tmux.type("env", "PAGESYNC_TOKEN=s3cret " + (try pagerCommand(daemon, ["--name", "eve"])), enter: true)
