@@ -32,6 +32,10 @@ final class Session: DeliveryMember {
     var control: Bool {
         didSet { if control != oldValue { runtime.memberDetailsChanged() } }
     }
+    /// What its screen shows (`VIEW`; following until it says otherwise). Presence: no version.
+    var view: MemberView = .follow
+    /// When its hand went up (a number that only grows: the lowest is the hand up longest), or nil.
+    var handRaised: UInt64?
     /// Whether the session is in the delivery's flush list (``TurnDelivery``).
     @exclusivity(unchecked) var flushQueued = false
     /// Whether the session is in the delivery's list of sessions waiting for a group

@@ -136,7 +136,7 @@ struct CommandTests {
             #expect(named.raw == "OK NAME ann")
             let who = try await b.command("WHO")
             #expect(who.header.words == ["WHO", "2"], "\(who)")
-            #expect(Set(who.lines) == ["ann control=yes you=no", "\(guestB) control=yes you=yes"], "\(who)")
+            #expect(Set(who.lines) == ["ann control=yes view=follow hand=down you=no", "\(guestB) control=yes view=follow hand=down you=yes"], "\(who)")
             try await a.ok("NEXT")
             #expect(try await b.readServerLine()["by"] == "ann")
             for bad in ["NAME", "NAME a b", "NAME bad/name", "NAME " + String(repeating: "x", count: 33)] {
@@ -159,7 +159,7 @@ struct CommandTests {
             #expect(guest.code == 409 && guest.raw.hasPrefix("ERR 409 name in use"), "\(guest.raw)")
             #expect(try await a.command("NAME ann").header.raw == "OK NAME ann", "keeping your own name is fine")
             let who = try await b.command("WHO")
-            #expect(Set(who.lines) == ["ann control=yes you=no", "\(guestB) control=yes you=yes"], "\(who)")
+            #expect(Set(who.lines) == ["ann control=yes view=follow hand=down you=no", "\(guestB) control=yes view=follow hand=down you=yes"], "\(who)")
 
             // Another room: the name is free there; coming back to ann's room as ann is refused.
             #expect(try await b.ok("JOIN other")["room"] == "other")

@@ -288,17 +288,17 @@ import Testing
             var lines = try await whoAtB { $0.count == 2 }
             #expect(lines.count == 2, "a reached b: \(lines)")
             try await a.ok("NAME ann")
-            lines = try await whoAtB { $0.contains("ann control=no you=no") }
-            #expect(lines.contains("ann control=no you=no"), "a's new name reached b: \(lines)")
+            lines = try await whoAtB { $0.contains("ann control=no view=follow hand=down you=no") }
+            #expect(lines.contains("ann control=no view=follow hand=down you=no"), "a's new name reached b: \(lines)")
             try await a.ok("AUTH s3cret")
-            lines = try await whoAtB { $0.contains("ann control=yes you=no") }
-            #expect(lines.contains("ann control=yes you=no"), "a's control reached b: \(lines)")
+            lines = try await whoAtB { $0.contains("ann control=yes view=follow hand=down you=no") }
+            #expect(lines.contains("ann control=yes view=follow hand=down you=no"), "a's control reached b: \(lines)")
             try await a.ok("JOIN notes")
             lines = try await whoAtB { !$0.contains { $0.hasPrefix("ann ") } }
             #expect(lines.count == 1 && !lines.contains { $0.hasPrefix("ann ") }, "a left talk at b: \(lines)")
             try await b.ok("JOIN notes")
-            lines = try await whoAtB { $0.contains("ann control=no you=no") }
-            #expect(lines.contains("ann control=no you=no") && lines.count == 2, "a is in notes, its control reset by JOIN: \(lines)")
+            lines = try await whoAtB { $0.contains("ann control=no view=follow hand=down you=no") }
+            #expect(lines.contains("ann control=no view=follow hand=down you=no") && lines.count == 2, "a is in notes, its control reset by JOIN: \(lines)")
         }
     }
 

@@ -76,7 +76,7 @@ struct RedisPresenceTests {
             try await ann.ok("NAME ann")
             let (watcher, _) = try await ds[1].join(label: "watcher")
             // No token in the room: everyone has control.
-            let annThere: ([String]) -> Bool = { $0.contains("ann control=yes you=no") }
+            let annThere: ([String]) -> Bool = { $0.contains("ann control=yes view=follow hand=down you=no") }
             #expect(try await timeUntilWho(watcher, limit: .seconds(10), annThere) != nil, "ann reached the other daemon")
 
             // The worst moment for a daemon that restores its members only on its heartbeat:

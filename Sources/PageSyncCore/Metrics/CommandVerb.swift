@@ -4,6 +4,7 @@ public enum CommandVerb: Int, Sendable, CaseIterable {
     case next, prev, first, last, goto, status, text, rooms, join, name, who, auth, ping, help, quit, info
     case notes
     case line, mark
+    case view, hand
 
     /// The verb of `command`.
     @inline(__always)
@@ -18,6 +19,8 @@ public enum CommandVerb: Int, Sendable, CaseIterable {
             case .goto: self = .goto
             }
         case .line: self = .line
+        case .view: self = .view
+        case .hand: self = .hand
         case .mark: self = .mark
         case .status: self = .status
         case .text, .textFrom: self = .text

@@ -107,6 +107,10 @@ public enum Command: Equatable, Sendable {
     case quit
     /// `INFO [<section>]`: the server's state and counters; nil means every section.
     case info(InfoSection?)
+    /// `VIEW FOLLOW`, `VIEW BROWSE <page>`: what this member's screen shows (presence).
+    case view(MemberView)
+    /// `HAND UP`, `HAND DOWN [<name>|ALL]`: raise or lower hands (presence).
+    case hand(HandCommand)
 }
 
 /// Parses one command line (without its LF) into a `Command`.
@@ -168,6 +172,8 @@ public enum CommandParser {
             case .success(let page): return navigation(.goto(page), verb: verb, args.dropFirst())
             }
         case "LINE": return FocusCommands.line(args[...])
+        case "VIEW": return AudienceCommands.view(args[...])
+        case "HAND": return AudienceCommands.hand(args[...])
         case "MARK": return FocusCommands.mark(args[...])
         case "STATUS": return noArguments(.status, verb: verb, args)
         case "ROOMS": return noArguments(.rooms, verb: verb, args)
@@ -322,7 +328,7 @@ public enum CommandParser {
         return .success(String(name))
     }
 
-    private static func parsePage(_ word: Substring) -> Result<PageNumber, ProtocolError> {
+    static func parsePage(_ word: Substring) -> Result<PageNumber, ProtocolError> {
         if word.first == "-", word.count > 1, word.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) {
             return .failure(.malformed("page numbers start at 1"))
         }

@@ -44,6 +44,12 @@ public enum CommandEncoder {
         case .quit: return "QUIT"
         case .info(nil): return "INFO"
         case .info(let section?): return "INFO \(section.rawValue)"
+        case .view(.follow): return "VIEW FOLLOW"
+        case .view(.browse(let page)): return "VIEW BROWSE \(page.number)"
+        case .hand(.up): return "HAND UP"
+        case .hand(.down): return "HAND DOWN"
+        case .hand(.downFor(let name)): return argument("HAND DOWN", name)
+        case .hand(.downAll): return "HAND DOWN ALL"
         }
     }
 

@@ -46,9 +46,9 @@ extension Wire {
     }
 
     /// A member as one daemon tells others (through Redis) and as `WHO` lists it before `you=`:
-    /// `<name> control=<yes|no>`.
-    public static func whoMember(name: String, control: Bool) -> String {
-        "\(name) control=\(yesNo(control))"
+    /// `<name> control=<yes|no> view=<follow|browse:<page>> hand=<up|down>`.
+    public static func whoMember(name: String, control: Bool, view: MemberView = .follow, hand: Bool = false) -> String {
+        "\(name) control=\(yesNo(control)) view=\(view.text) hand=\(hand ? "up" : "down")"
     }
 
     /// One line of a `WHO` reply: a ``whoMember(name:control:)`` line, then ` you=<yes|no>`

@@ -67,11 +67,29 @@ public enum Wire {
         ByteLine.write(capacity: NavigatedReply.capacity) { reply.write(to: &$0) }
     }
 
-    /// `OK room= page= pages= version= by= doc= epoch= line= mark= wrap= control= clients= [title=]`: the reply to `STATUS`.
-    public static func status(_ room: RoomSnapshot, control: Bool, clients: Int) -> [UInt8] {
+    /// `OK room= page= pages= version= by= doc= epoch= line= mark= wrap= control= clients=
+    /// following= browsing= hands= [title=]`: the reply to `STATUS`.
+    public static func status(_ room: RoomSnapshot, control: Bool, clients: Int, audience: AudienceCounts = AudienceCounts()) -> [UInt8] {
         line("OK room=\(room.name) \(stateFields(room.state)) wrap=\(yesNo(room.wraps)) control=\(yesNo(control)) clients=\(clients)"
+             + " following=\(audience.following) browsing=\(audience.browsing) hands=\(audience.hands)"
              + (room.title.map { " title=\($0)" } ?? ""))
     }
+
+    /// `AUDIENCE room= following= browsing= hands= [first=<name>]`: where a room's members are,
+    /// for its members with control; `first` is the member whose hand has been up longest.
+    public static func audience(room: String, _ counts: AudienceCounts, firstHand: String?) -> [UInt8] {
+        line("AUDIENCE room=\(room) following=\(counts.following) browsing=\(counts.browsing) hands=\(counts.hands)"
+             + (firstHand.map { " first=\($0)" } ?? ""))
+    }
+
+    /// `OK VIEW follow` or `OK VIEW browse:<page>`.
+    public static func viewed(_ view: MemberView) -> [UInt8] { line("OK VIEW \(view.text)") }
+
+    /// `OK HAND up`, `OK HAND down`; `OK HAND DOWN <n>` for hands lowered by one with control.
+    public static func hand(up: Bool) -> [UInt8] { line("OK HAND \(up ? "up" : "down")") }
+
+    /// `OK HAND DOWN <n>`: `n` hands lowered.
+    public static func handsLowered(_ n: Int) -> [UInt8] { line("OK HAND DOWN \(n)") }
 
     /// `ERR <code> <message>`. Control characters in the message (CR and LF among them)
     /// become spaces, so this is always one line and never drives a terminal.
@@ -169,6 +187,8 @@ public enum Wire {
         ("JOIN <room>", "move to another room"),
         ("NAME <name>", "set the name others see"),
         ("WHO [<offset>]", "who is in your room, a page at a time"),
+        ("VIEW FOLLOW | BROWSE <n>", "say what your screen shows: the room's page, or page n"),
+        ("HAND UP | DOWN [<name>|ALL]", "raise or lower your hand (others' with control)"),
         ("AUTH <token>", "ask for control of a presenter room"),
         ("PING [<text>]", "check the connection"),
         ("HELP", "list the commands"),

@@ -28,9 +28,9 @@ public enum PresenceRules {
         tick >= 1 && (tick - 1) % heartbeatTicks == 0
     }
 
-    /// A member as other daemons list it: `<name> control=yes|no` (``Wire/whoMember(name:control:)``).
-    public static func memberLine(name: String, control: Bool) -> String {
-        Wire.whoMember(name: name, control: control)
+    /// A member as other daemons list it: `<name> control=yes|no view= hand=` (``Wire/whoMember(name:control:view:hand:)``).
+    public static func memberLine(name: String, control: Bool, view: MemberView = .follow, hand: Bool = false) -> String {
+        Wire.whoMember(name: name, control: control, view: view, hand: hand)
     }
 
     /// One member in a `WHO` reply: its member line and whether it is the asking client

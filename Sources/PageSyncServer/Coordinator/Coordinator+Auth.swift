@@ -15,6 +15,7 @@ extension Coordinator {
         guard let expected = runtime.config.token else {
             session.control = true
             stage(session, .bytes(Wire.authorized()))
+            sendAudience(runtime, to: session)
             return
         }
         let address = PeerAddress.host(ofPeer: session.connection.peerDescription)
@@ -31,6 +32,7 @@ extension Coordinator {
                 auth.limiter.succeeded(address: address, connection: session.id)
                 session.control = true
                 stage(session, .bytes(Wire.authorized()))
+                sendAudience(runtime, to: session)
                 return
             }
             metrics.authFailures &+= 1

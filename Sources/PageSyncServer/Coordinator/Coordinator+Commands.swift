@@ -89,12 +89,18 @@ extension Coordinator {
                 }
                 delivery.catchUp(session)
                 runtime.release(session)
+                // A new room: its screen follows the new room's page, its hand is down.
+                session.view = .follow
+                session.handRaised = nil
                 target.admit(session)
                 delivery.entered(session, target)
                 session.runtime = target
                 session.control = !target.room.policy.requiresToken
+                audienceChanged(runtime)
+                audienceChanged(target)
             }
             stage(session, reporting: .joined(room: name, control: session.control, name: session.name))
+            if session.control { sendAudience(target, to: session) }
         case .name(let name) where name == "-":
             stage(session, .bytes(Wire.error(.malformed("\"-\" means nobody on the wire; pick another name"))))
         case .name(let name):
@@ -114,7 +120,8 @@ extension Coordinator {
             let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
             let lines = ids[page.range].compactMap { id -> String? in
                 guard let m = runtime.members[id] else { return nil }
-                return Wire.whoLine(member: Wire.whoMember(name: m.name, control: m.control), isYou: m === session)
+                return Wire.whoLine(member: Wire.whoMember(name: m.name, control: m.control, view: m.view, hand: m.handRaised != nil),
+                                    isYou: m === session)
             }
             stage(session, .bytes(Wire.who(page, total: ids.count, lines: lines)))
         case .auth(let token):
@@ -135,6 +142,10 @@ extension Coordinator {
         case .quit:
             stage(session, .bytes(Wire.quitting()))
             closeAfterFlush(session)
+        case .view(let view):
+            self.view(view, from: session)
+        case .hand(let command):
+            hand(command, from: session)
         }
     }
 

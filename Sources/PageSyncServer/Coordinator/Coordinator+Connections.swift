@@ -61,6 +61,7 @@ extension Coordinator {
         runtime.admit(session)
         delivery.entered(session, runtime)
         stage(session, reporting: .hello(room: runtime.room.name, control: session.control, name: session.name))
+        audienceChanged(runtime)
         connection.onWritesDrained = { self.writesDrained(id: id) }
         trackIdle(id)
         startReading(session)
@@ -174,6 +175,7 @@ extension Coordinator {
         metrics.connectionClosed(session.connection, outbox: session.outbox)
         sessions[session.id] = nil
         session.runtime.release(session)
+        audienceChanged(session.runtime)
         // Its count of wrong tokens: ids are never reused, so a closed connection's entry would
         // only take memory, for good (about 100 bytes per guessing connection).
         auth.limiter.connectionClosed(session.id)

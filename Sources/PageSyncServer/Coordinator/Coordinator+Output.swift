@@ -84,7 +84,7 @@ extension Coordinator {
             return Wire.joined(snapshot(r), control: control, name: name)
         case .status(let room, let control, let clients):
             guard let r = rooms[room] else { return [] }
-            return Wire.status(snapshot(r), control: control, clients: clients)
+            return Wire.status(snapshot(r), control: control, clients: clients, audience: r.audience)
         case .navigationError(let error, let room):
             guard let r = rooms[room] else { return [] }
             return Wire.error(error, room: snapshot(r))

@@ -123,7 +123,7 @@ extension Coordinator {
 
     /// This daemon's members of each room, as other daemons list them in WHO.
     private func presenceLines(_ runtime: RoomRuntime) -> [String] {
-        runtime.members.values.sorted { $0.id < $1.id }.map { PresenceRules.memberLine(name: $0.name, control: $0.control) }
+        runtime.members.values.sorted { $0.id < $1.id }.map { PresenceRules.memberLine(name: $0.name, control: $0.control, view: $0.view, hand: $0.handRaised != nil) }
     }
 
     /// Sends each room's members when they changed, and all of them on a heartbeat
@@ -145,7 +145,7 @@ extension Coordinator {
     func whoAcrossDaemons(_ runtime: RoomRuntime, for session: Session, offset: Int) -> Bool {
         guard let authority, authority.isAvailable else { return false }
         let local = runtime.members.values.sorted { $0.id < $1.id }.map { m in
-            (line: PresenceRules.memberLine(name: m.name, control: m.control), isYou: m === session)
+            (line: PresenceRules.memberLine(name: m.name, control: m.control, view: m.view, hand: m.handRaised != nil), isYou: m === session)
         }
         let pending = PendingReply()
         stage(session, .pending(pending))

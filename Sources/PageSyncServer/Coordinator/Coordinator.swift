@@ -269,6 +269,8 @@ public actor Coordinator {
         hooks.watchdogTimer = nil
         stopAuthority()
         hooks.statusTimer?.close()
+        hooks.audienceTimer?.close()
+        hooks.audienceTimer = nil
         hooks.statusTimer = nil
         auth.logTimer?.close()
         auth.logTimer = nil

@@ -18,4 +18,9 @@ struct LoopHooks {
     var lastStatus = ""
     /// Stops the loop once everything is settled and closed, or after half a second.
     var forceExitTimer: UV.Timer?
+    /// Sends the rooms' coalesced `AUDIENCE` events when they are due (armed only then).
+    var audienceTimer: UV.Timer?
+    /// The rooms with an `AUDIENCE` event due, and when the timer is armed for.
+    var audienceDue: [RoomRuntime] = []
+    var audienceTimerAt: UInt64?
 }

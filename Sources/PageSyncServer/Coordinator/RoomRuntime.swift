@@ -55,6 +55,7 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] == nil else { return }
         members[session.id] = session
         names.add(session.name)
+        audience.count(session.view, hand: session.handRaised != nil)
     }
 
     /// Removes `session` from the members, freeing its name here once nobody else holds it
@@ -63,6 +64,33 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] != nil else { return }
         members[session.id] = nil
         names.remove(session.name)
+        audience.count(session.view, hand: session.handRaised != nil, sign: -1)
+    }
+
+    /// How many members follow, browse and have a hand up (kept with ``members``).
+    private(set) var audience = AudienceCounts()
+    /// When this room's next `AUDIENCE` event goes out.
+    var audienceCoalescer = AudienceCoalescer()
+
+    /// `session`, a member, now shows `view`.
+    func setView(_ session: Session, _ view: MemberView) {
+        if members[session.id] != nil { audience.moved(from: session.view, to: view) }
+        session.view = view
+        memberDetailsChanged()
+    }
+
+    /// `session`'s hand goes up (at `order`) or down (nil).
+    func setHand(_ session: Session, raisedAt order: UInt64?) {
+        guard (session.handRaised != nil) != (order != nil) else { return }
+        if members[session.id] != nil { audience.hand(order != nil) }
+        session.handRaised = order
+        memberDetailsChanged()
+    }
+
+    /// The member whose hand has been up longest, if any hand is.
+    var firstHand: String? {
+        guard audience.hands > 0 else { return nil }
+        return members.values.filter { $0.handRaised != nil }.min { $0.handRaised! < $1.handRaised! }?.name
     }
 
     /// Renames `session`, a member, to `name`, and counts the new name in place of the old.

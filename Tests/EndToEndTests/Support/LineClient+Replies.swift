@@ -20,10 +20,10 @@ extension LineClient {
     }
 
     /// The next reply: one `OK`/`ERR` line, or a whole multi-line reply up to `.`, unstuffed.
-    /// `PAGE` events that arrive before it are skipped and kept in `skippedEvents`.
+    /// `PAGE` and `AUDIENCE` events that arrive before it are skipped and kept in `skippedEvents`.
     func readReply() async throws -> Reply {
         var header = try await readServerLine()
-        while header.kind == "PAGE" {
+        while header.kind == "PAGE" || header.kind == "AUDIENCE" {
             skippedEvents.append(header)
             header = try await readServerLine()
         }

@@ -16,7 +16,7 @@ struct FocusWireTests {
         #expect(str(Wire.event(room).bytes) == "PAGE room=walk \(fields)\n")
         #expect(str(Wire.hello(room, control: true, name: "ann")) == "HELLO pagesync/1 room=walk \(fields) wrap=no control=yes name=ann\n")
         #expect(str(Wire.joined(room, control: false, name: "bob")) == "OK JOIN room=walk \(fields) wrap=no control=no name=bob\n")
-        #expect(str(Wire.status(room, control: false, clients: 2)) == "OK room=walk \(fields) wrap=no control=no clients=2\n")
+        #expect(str(Wire.status(room, control: false, clients: 2)) == "OK room=walk \(fields) wrap=no control=no clients=2 following=0 browsing=0 hands=0\n")
         #expect(str(Wire.navigated(room.state).bytes) == "OK page=3 pages=6 version=12 line=212 mark=214-220\n")
         #expect(str(Wire.error(.noSuchLine(41, lines: 40), room: room)) == "ERR 416 no line 41: page 3 has 40 lines \(fields)\n")
     }

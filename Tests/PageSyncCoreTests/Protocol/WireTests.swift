@@ -36,7 +36,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
                                   file: "talk.md", title: WireText.percentEncoded("My talk: part 1"))
         #expect(str(Wire.hello(slides, control: true, name: "bob")).hasSuffix(" name=bob file=talk.md title=My%20talk%3A%20part%201\n"))
         #expect(str(Wire.joined(slides, control: true, name: "bob")).hasSuffix(" file=talk.md title=My%20talk%3A%20part%201\n"))
-        #expect(str(Wire.status(slides, control: true, clients: 2)).hasSuffix(" clients=2 title=My%20talk%3A%20part%201\n"))
+        #expect(str(Wire.status(slides, control: true, clients: 2)).hasSuffix(" clients=2 following=0 browsing=0 hands=0 title=My%20talk%3A%20part%201\n"))
         #expect(!str(Wire.event(slides).bytes).contains("title="))
         let listing = RoomListing(name: "slides", state: slides.state, clients: 2, requiresToken: false, wraps: true, title: slides.title)
         #expect(str(Wire.rooms([listing])).contains(" wrap=yes title=My%20talk%3A%20part%201\n"))
@@ -74,10 +74,10 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func status() {
         #expect(str(Wire.status(guide(page: 4, version: 6, by: "guest-1"), control: true, clients: 1))
-            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=no control=yes clients=1\n")
+            == "OK room=guide page=4 pages=6 version=6 by=guest-1 doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=no control=yes clients=1 following=0 browsing=0 hands=0\n")
         let wrapping = RoomSnapshot(name: "s", state: state(), wraps: true)
         #expect(str(Wire.status(wrapping, control: false, clients: 0))
-            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=yes control=no clients=0\n")
+            == "OK room=s page=1 pages=6 version=0 by=- doc=5f1c3a2b epoch=0000000000000000 line=1 mark=- wrap=yes control=no clients=0 following=0 browsing=0 hands=0\n")
     }
 
     @Test func protocolErrors() {
@@ -188,16 +188,17 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
         let first = WhoPage(total: 3, offset: 0, pageSize: 2)
         #expect(str(Wire.who(first, total: 3, lines: members[first.range])) == """
             OK WHO 3 next=2
-            ann control=yes you=no
-            bob control=yes you=no
+            ann control=yes view=follow hand=down you=no
+            bob control=yes view=follow hand=down you=no
             .
 
             """)
         let second = WhoPage(total: 3, offset: 2, pageSize: 2)
-        #expect(str(Wire.who(second, total: 3, lines: members[second.range])) == "OK WHO 3\ncy control=yes you=yes\n.\n")
+        #expect(str(Wire.who(second, total: 3, lines: members[second.range])) == "OK WHO 3\ncy control=yes view=follow hand=down you=yes\n.\n")
         let past = WhoPage(total: 3, offset: 5, pageSize: 2)
         #expect(str(Wire.who(past, total: 3, lines: members[past.range])) == "OK WHO 3\n.\n")
-        #expect(Wire.whoMember(name: "x", control: false) == "x control=no")
+        #expect(Wire.whoMember(name: "x", control: false) == "x control=no view=follow hand=down")
+        #expect(Wire.whoMember(name: "x", control: true, view: .browse(PageNumber(3)!), hand: true) == "x control=yes view=browse:3 hand=up")
         // The client's parser reads each line back.
         let parsed = WireLine(parsing: members[2])!
         #expect(parsed.head == "cy" && parsed.yesNo("control") == true && parsed.yesNo("you") == true)
@@ -227,7 +228,7 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
 
     @Test func helpLinesMatchTheCommandTable() {
         let verbs = Wire.helpLines.map { $0.split(separator: " ").first.map(String.init) ?? "" }
-        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "LINE", "MARK", "STATUS", "TEXT", "NOTES", "ROOMS", "JOIN", "NAME", "WHO", "AUTH", "PING", "HELP", "INFO", "QUIT"])
+        #expect(verbs == ["NEXT", "PREV", "FIRST", "LAST", "GOTO", "LINE", "MARK", "STATUS", "TEXT", "NOTES", "ROOMS", "JOIN", "NAME", "WHO", "VIEW", "HAND", "AUTH", "PING", "HELP", "INFO", "QUIT"])
         #expect(Wire.helpLines[0] == "NEXT [IF <version>]            turn to the next page")
         #expect(Wire.helpLines.contains("GOTO <n> [IF <version>]        turn to page n"))
         #expect(Wire.helpLines.contains("QUIT                           close the connection"))

@@ -25,8 +25,9 @@ import PageSyncCore
     }
 
     @Test func memberAndWhoLines() {
-        #expect(PresenceRules.memberLine(name: "ann", control: true) == "ann control=yes")
-        #expect(PresenceRules.memberLine(name: "bob", control: false) == "bob control=no")
+        #expect(PresenceRules.memberLine(name: "ann", control: true) == "ann control=yes view=follow hand=down")
+        #expect(PresenceRules.memberLine(name: "bob", control: false, view: .browse(PageNumber(2)!), hand: true)
+                == "bob control=no view=browse:2 hand=up")
         #expect(PresenceRules.whoLine("ann control=yes", isYou: true) == "ann control=yes you=yes")
         #expect(PresenceRules.whoLine("ann control=yes", isYou: false) == "ann control=yes you=no")
     }
