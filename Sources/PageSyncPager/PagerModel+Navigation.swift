@@ -102,12 +102,14 @@ extension PagerModel {
             else { message = "already following the room" }
             return
         }
+        pinned = false
         setView(.following)
         showRoomFocus()
     }
 
     mutating func detach() {
         guard let room else { message = "not connected yet"; return }
+        pinned = true  // only D pins a reader away; the room's page turns bring others back
         guard mode == .following else { return }
         mode = .detached(viewPage: room.page)
         message = mayTurn ? "p: pull the room here" : nil

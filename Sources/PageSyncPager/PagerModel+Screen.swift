@@ -79,6 +79,8 @@ extension PagerModel {
                               me: clientName, control: mayTurn, unverifiedTLS: options.unverifiedTLS)
         line.roomLine = roomLineElsewhere().map { lineNumbers ? fileFirstLine + $0 - 1 : $0 }  // -N: the file's line
         line.leading = leadsLine && room?.open == false
+        line.audience = (room?.control ?? false) ? audience?.text : nil
+        line.handUp = handUp
         return line.render(width: width)
     }
 }

@@ -47,6 +47,8 @@ extension PagerModel {
                 handleReply(line, to: outstanding.removeFirst(), &fx)
                 flush(&fx)
                 flushFocus(&fx)
+            case .other where line.head == "AUDIENCE":
+                audienceArrived(line)
             case .bye:
                 session.farewell = line.text
                 notice("server: " + line.text)
@@ -62,6 +64,9 @@ extension PagerModel {
             return
         }
         let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
+        viewReported = .follow  // a new session: the server counts it following, hand down
+        handUp = false
+        audience = nil
         outstanding = []
         turns.reset()
         focusRequests.reset()
@@ -109,11 +114,16 @@ extension PagerModel {
             if line.kind == .error { stopDocumentSearch(because: line.text) }
         case .focus(let page):
             focusAnswered(line, page: page, &fx)
+        case .presence:
+            if line.kind == .error { notice(line.text) }
         case .name:
             if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }
             else { notice(line.text) }
         case .join:
             if line.kind == .ok, let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) {
+                viewReported = .follow  // the new room counts this member following, hand down
+                handUp = false
+                audience = nil
                 takeWhole(view)
             } else {
                 notice(line.text)
@@ -196,6 +206,7 @@ extension PagerModel {
         clampView()
         afterStateChange(from: old)
         if let top { keepLine(top, from: old) }
+        if current.page != r.page { wandererReturns(ours: ours || (r.by != nil && r.by == clientName)) }
         roomFocusMoved(from: current, ours: ours)
     }
 

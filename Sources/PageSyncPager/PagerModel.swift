@@ -115,6 +115,14 @@ public struct PagerModel: TerminalModel {
     var optionPending = false
     /// The file line each page starts on (`TEXT`'s `firstline=`).
     var fileFirstLines: [PageKey: Int] = [:]
+    /// What the room was last told this screen shows (`VIEW`; a new session starts following).
+    var viewReported: MemberView = .follow
+    /// `D` pinned this reader away from the room's page (until `F`); paging away does not.
+    var pinned = false
+    /// Whether this member's hand is up (`A`).
+    public internal(set) var handUp = false
+    /// Where the room is, for a presenter (`AUDIENCE`), if the server said.
+    public internal(set) var audience: AudienceSummary?
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
@@ -200,6 +208,7 @@ public struct PagerModel: TerminalModel {
         }
         if fx.contains(where: { if case .quit = $0 { true } else { false } }) { return fx }
         ensureText(&fx)
+        reportView(&fx)
         if clear { fx.append(.clearAndRepaint) } else if repaint { fx.append(.repaint) }
         return fx
     }
@@ -282,6 +291,7 @@ public struct PagerModel: TerminalModel {
         case .clearMark: clearMark(&fx)
         case .toggleLead: toggleLead(&fx)
         case .option: optionPending = true; message = "-: N shows or hides line numbers"
+        case .hand: toggleHand(&fx)
         case .info: notice(info())  // asked for: in full
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))

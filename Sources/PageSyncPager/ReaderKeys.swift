@@ -56,6 +56,8 @@ public enum ReaderAction: Equatable, Sendable {
     case toggleLead
     /// -: an option follows (`-N`: line numbers, as in less).
     case option
+    /// A: raise or lower your hand.
+    case hand
     /// = Ctrl-G: where you are, in full, on the status line (as less's `=`).
     case info
     /// h H: help.
@@ -108,6 +110,7 @@ public enum ReaderKeys {
         case .char("X"): return .clearMark
         case .char("L"): return .toggleLead
         case .char("-"): return .option
+        case .char("A"): return .hand
         case .char("="), .ctrl("g"): return .info
         case .char("h"), .char("H"): return .help
         case .char("q"), .char("Q"): return .quit

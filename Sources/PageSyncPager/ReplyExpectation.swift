@@ -18,6 +18,8 @@ enum ReplyExpectation: Sendable {
     case searchText(PageKey)
     /// `LINE` or `MARK`, asked on this page of the room.
     case focus(page: Int)
+    /// `VIEW` or `HAND`: presence, nothing to take from the reply.
+    case presence
 
     /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
     var holdsNavigation: Bool {

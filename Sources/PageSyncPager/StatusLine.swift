@@ -66,6 +66,10 @@ public struct StatusLine: Equatable, Sendable {
     public var roomLine: Int?
     /// Scrolling moves the room's line (a presenter with control): `leading` for `following`.
     public var leading = false
+    /// For a presenter: where the room is (`12 following · 3 browsing · 1 hand (ann)`).
+    public var audience: String?
+    /// Your hand is up: `✋` after your name.
+    public var handUp = false
 
     /// A status line with every part given.
     public init(room: String?, page: Int, pageCount: Int, mode: FollowMode, roomPage: Int,
@@ -87,7 +91,7 @@ public struct StatusLine: Equatable, Sendable {
     }
 
     /// The parts of the line, in the order they give way.
-    private enum Part: CaseIterable { case by, me, dots, hint, position, state, notice, name }
+    private enum Part: CaseIterable { case by, me, dots, hint, audience, position, state, notice, name }
 
     /// The widest the dots get, in columns: seven tokens (`○ … ○ ● ○ … ○`, see ``PageIndicator``).
     public static let indicatorWidth = 13
@@ -126,7 +130,8 @@ public struct StatusLine: Equatable, Sendable {
             forms[.position] = [position.text + end, position.shortText + end]
         }
         if let by { forms[.by] = ["by " + Self.clean(by)] }
-        if let me { forms[.me] = ["you: " + Self.clean(me) + (control ? " ⚑" : "")] }
+        if let me { forms[.me] = ["you: " + Self.clean(me) + (control ? " ⚑" : "") + (handUp ? " ✋" : "")] }
+        if let audience { forms[.audience] = [audience] }
         if let messageText { forms[urgent ? .notice : .hint] = [messageText] }
 
         // The page number as wide as the page count, so nothing after it moves as pages turn.
@@ -138,7 +143,7 @@ public struct StatusLine: Equatable, Sendable {
         }
         func line() -> String {
             let pageText = "page \(number)/\(pageCount)" + (text(.dots).map { " " + $0 } ?? "")
-            return ([flag, text(.name), pageText, text(.state), text(.position), text(.by), text(.me), text(.notice), text(.hint)]
+            return ([flag, text(.name), pageText, text(.state), text(.audience), text(.position), text(.by), text(.me), text(.notice), text(.hint)]
                 .compactMap { $0 }).joined(separator: sep)
         }
         var current = line()

@@ -30,7 +30,12 @@ final class Session: DeliveryMember {
     /// Whether this client may turn pages in its room; a change is reported to its room (its
     /// presence lines show it).
     var control: Bool {
-        didSet { if control != oldValue { runtime.memberDetailsChanged() } }
+        didSet {
+            if control != oldValue {
+                runtime.memberDetailsChanged()
+                runtime.controlChanged(self, was: oldValue)
+            }
+        }
     }
     /// What its screen shows (`VIEW`; following until it says otherwise). Presence: no version.
     var view: MemberView = .follow

@@ -33,6 +33,7 @@ struct PageSync: ParsableCommand {
           x <n>x X         mark lines from the top (x again: extend); clear them
           L                pause / resume leading the room's line (presenter)
           -N               line numbers: the file's own (as less -N)
+          A                raise / lower your hand
           Left Right       scroll chopped lines and wide tables sideways
           =                where you are, in full
           Ctrl-L           redraw             Ctrl-Z        suspend

@@ -25,7 +25,7 @@ struct AudienceTests {
             try await presenter.send("AUTH s3cret")
             #expect(try await presenter.readServerLine().raw == "OK AUTH control=yes")
             let first = try await presenter.readServerLine()
-            #expect(first.raw == "AUDIENCE room=talk following=1 browsing=0 hands=0", "once after AUTH")
+            #expect(first.raw == "AUDIENCE room=talk following=0 browsing=0 hands=0", "once after AUTH; presenters are not their own audience")
 
             let (bob, hello) = try await daemon.join(label: "bob")
             try await bob.ok("NAME bob")
@@ -35,12 +35,12 @@ struct AudienceTests {
             try await cid.ok("NAME cid")
             try await cid.ok("HAND UP")
 
-            let counted = try await Self.audience(presenter, "2 following, 1 browsing, 2 hands") {
-                $0["following"] == "2" && $0["browsing"] == "1" && $0["hands"] == "2"
+            let counted = try await Self.audience(presenter, "1 following, 1 browsing, 2 hands") {
+                $0["following"] == "1" && $0["browsing"] == "1" && $0["hands"] == "2"
             }
             #expect(counted["first"] == "bob", "the hand up longest")
             let status = try await presenter.command("STATUS").header
-            #expect(status["following"] == "2" && status["browsing"] == "1" && status["hands"] == "2", "\(status.raw)")
+            #expect(status["following"] == "1" && status["browsing"] == "1" && status["hands"] == "2", "\(status.raw)")
             #expect(status.version == hello.version, "presence never moves the version")
             let who = try await presenter.command("WHO")
             #expect(who.lines.contains("bob control=no view=browse:3 hand=up you=no"), "\(who.lines)")
@@ -55,7 +55,7 @@ struct AudienceTests {
             #expect(try await presenter.command("HAND DOWN ALL").header.raw == "OK HAND DOWN 1")
             _ = try await Self.audience(presenter, "no hands") { $0["hands"] == "0" && $0["browsing"] == "1" }
             try await bob.ok("VIEW FOLLOW")
-            _ = try await Self.audience(presenter, "3 following") { $0["following"] == "3" && $0["browsing"] == "0" }
+            _ = try await Self.audience(presenter, "2 following") { $0["following"] == "2" && $0["browsing"] == "0" }
 
             // The audience never gets AUDIENCE: a PING barrier after everything above.
             for member in [bob, cid] {
@@ -80,10 +80,10 @@ struct AudienceTests {
             for i in 0..<400 { try await flooder.send(i % 2 == 0 ? "VIEW BROWSE 2" : "VIEW FOLLOW") }
             try await flooder.send("VIEW BROWSE 4")
             for _ in 0..<401 { _ = try await flooder.readServerLine() }
-            // The last state: 1 following (the presenter), 1 browsing.
+            // The last state: the flooder browsing (the presenter is not counted).
             var events = 0
             var last: ServerLine?
-            while last == nil || last?["browsing"] != "1" || last?["following"] != "1" {
+            while last == nil || last?["browsing"] != "1" || last?["following"] != "0" {
                 let line = try await presenter.readServerLine()
                 if line.kind == "AUDIENCE" { events += 1; last = line }
             }

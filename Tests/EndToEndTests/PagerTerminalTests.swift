@@ -116,7 +116,7 @@ extension PagerTests {
                 try await tmux.type("env", "PAGESYNC_TOKEN=s3cret " + (try pagerCommand(daemon, ["--name", "eve"])), enter: true)
                 try await tmux.waitFor("env", showing: "this is page 2", "you: eve ⚑")
                 try await tmux.press("env", "Space")
-                try await tmux.waitFor("file", showing: "this is page 3", "by eve")
+                try await tmux.waitFor("file", showing: "this is page 3", "page 3/5")
 
                 try await tmux.openTerminal("ask")
                 try await tmux.type("ask", try pagerCommand(daemon, ["--token", "-", "--name", "ask"]), enter: true)

@@ -99,7 +99,7 @@ struct PagerTests {
         }
     }
 
-    @Test("a presenter room without a token: page keys detach and say why; the presenter leads")
+    @Test("a presenter room without a token: page keys detach and say why; the presenter's next turn brings the viewer back, D pins it")
     func presenterRoomWithoutToken() async throws {
         try await withDaemon(Self.fivePages, arguments: ["--token", "s3cret"]) { daemon, workspace in
             try await withTmux(workspace) { tmux in
@@ -112,13 +112,20 @@ struct PagerTests {
 
                 try await tmux.press("presenter", "Space", "Space")
                 try await tmux.waitFor("presenter", showing: "this is page 3", "page 3/5")
-                try await tmux.waitFor("viewer", showing: "this is page 2", "room on 3/5")
+                // Paged away, not pinned: the presenter's turn brings the viewer back, saying so.
+                try await tmux.waitFor("viewer", showing: "this is page 3", "page 3/5", "following the room again")
 
+                try await tmux.type("viewer", "D")
+                try await tmux.press("viewer", "b")
+                try await tmux.waitFor("viewer", showing: "this is page 2", "detached")
                 try await tmux.press("viewer", "p")
                 try await tmux.waitFor("viewer", showing: "needs control")
+                try await tmux.press("presenter", "Space", "Space")
+                try await tmux.waitFor("presenter", showing: "this is page 5")
+                try await tmux.waitFor("viewer", showing: "this is page 2", "room on 5/5")  // D pins
 
                 try await tmux.press("viewer", "F")
-                try await tmux.waitFor("viewer", showing: "this is page 3", "page 3/5", "following", "by pat")
+                try await tmux.waitFor("viewer", showing: "this is page 5", "page 5/5", "following", "by pat")
             }
         }
     }

@@ -88,7 +88,7 @@ struct RedisPresenceTests {
             let watching = ContinuousClock.now
             var heartbeatSeen = false
             while !heartbeatSeen && ContinuousClock.now - watching < .seconds(30) {
-                heartbeatSeen = try await monitor.readLine().contains("\"ann control=yes\"")
+                heartbeatSeen = try await monitor.readLine().contains("\"ann control=yes view=follow hand=down\"")
             }
             monitor.close()
             #expect(heartbeatSeen, "the first daemon sent its members again within 30 s (its heartbeat)")

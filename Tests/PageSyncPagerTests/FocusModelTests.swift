@@ -271,11 +271,7 @@ import PageSyncPager
 
 extension Harness {
     /// Answers every TEXT request at the front of the queue with `lines`.
-    mutating func answerTextsWith(_ lines: [String]) {
-        while let first = unanswered.first, first.hasPrefix("TEXT "), let page = Int(first.dropFirst(5)) {
-            server(textReply(page: page, pages: model.room?.pageCount ?? 6, doc: model.room?.doc ?? "d1", lines))
-        }
-    }
+    mutating func answerTextsWith(_ lines: [String]) { answerTexts(with: lines) }
 }
 
 extension String {

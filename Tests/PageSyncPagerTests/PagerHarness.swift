@@ -45,6 +45,11 @@ struct Harness {
     private var inMultiline = false
 
     @discardableResult mutating func event(_ e: PagerEvent) -> [PagerEffect] {
+        // Presence (VIEW, HAND) is answered as the server would, in its turn, before the reply
+        // a test feeds: tests speak about pages, lines and text.
+        if case .serverLine(let l) = e, !inMultiline, l.hasPrefix("OK") || l.hasPrefix("ERR") {
+            answerPresence()
+        }
         switch e {
         case .serverLine(let l):
             if inMultiline { if l == "." { inMultiline = false } }
@@ -75,9 +80,11 @@ struct Harness {
     }
 
     /// Answers the TEXT requests at the front of the queue with "text of page n".
-    mutating func answerTexts() {
+    mutating func answerTexts(with lines: [String]? = nil) {
+        answerPresence()
         while let first = unanswered.first, first.hasPrefix("TEXT "), let page = Int(first.dropFirst(5)) {
-            server(textReply(page: page, pages: model.room?.pageCount ?? 6, doc: model.room?.doc ?? "d1", ["text of page \(page)"]))
+            server(textReply(page: page, pages: model.room?.pageCount ?? 6, doc: model.room?.doc ?? "d1", lines ?? ["text of page \(page)"]))
+            answerPresence()
         }
     }
 
@@ -85,9 +92,29 @@ struct Harness {
 
     @discardableResult mutating func type(_ s: String) -> [PagerEffect] { s.flatMap { event(.key(.char($0))) } }
 
-    /// The command lines sent since the last call, and forget them.
+    /// The command lines sent since the last call (presence aside: ``presenceSent``), and forget them.
     mutating func sent() -> [String] {
         defer { effects = [] }
-        return effects.compactMap { if case .send(let c) = $0 { CommandEncoder.line(c) } else { nil } }
+        let lines = effects.compactMap { if case .send(let c) = $0 { CommandEncoder.line(c) } else { nil } }
+        presenceSent += lines.filter(Self.isPresence)
+        return lines.filter { !Self.isPresence($0) }
+    }
+
+    /// The VIEW and HAND lines sent, in order (collected by ``sent()``).
+    var presenceSent: [String] = []
+
+    static func isPresence(_ line: String) -> Bool { line.hasPrefix("VIEW ") || line.hasPrefix("HAND ") }
+
+    /// Answers the VIEW and HAND commands at the front of the queue with their OK.
+    mutating func answerPresence() {
+        while let first = unanswered.first, Self.isPresence(first) {
+            let reply = first.hasPrefix("VIEW FOLLOW") ? "OK VIEW follow"
+                : first.hasPrefix("VIEW BROWSE ") ? "OK VIEW browse:" + first.dropFirst(12)
+                : first == "HAND UP" ? "OK HAND up" : "OK HAND down"
+            unanswered.removeFirst()
+            let fx = model.handle(.serverLine(reply))
+            effects += fx
+            for case .send(let c) in fx { unanswered.append(CommandEncoder.line(c)) }
+        }
     }
 }

@@ -55,7 +55,7 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] == nil else { return }
         members[session.id] = session
         names.add(session.name)
-        audience.count(session.view, hand: session.handRaised != nil)
+        if isAudience(session) { audience.count(session.view, hand: session.handRaised != nil) }
     }
 
     /// Removes `session` from the members, freeing its name here once nobody else holds it
@@ -64,7 +64,18 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] != nil else { return }
         members[session.id] = nil
         names.remove(session.name)
-        audience.count(session.view, hand: session.handRaised != nil, sign: -1)
+        if isAudience(session) { audience.count(session.view, hand: session.handRaised != nil, sign: -1) }
+    }
+
+    /// Whether `session` is counted in ``audience``: in a presenter room, the members without
+    /// control (the presenters are not their own audience); in an open room, everyone.
+    func isAudience(_ session: Session) -> Bool { !(session.control && room.policy.requiresToken) }
+
+    /// `session`, a member, gained or lost control (``Session/control``): in a presenter room it
+    /// leaves or joins the audience's counts.
+    func controlChanged(_ session: Session, was: Bool) {
+        guard members[session.id] != nil, room.policy.requiresToken, was != session.control else { return }
+        audience.count(session.view, hand: session.handRaised != nil, sign: session.control ? -1 : 1)
     }
 
     /// How many members follow, browse and have a hand up (kept with ``members``).
@@ -74,7 +85,7 @@ final class RoomRuntime: DeliveryRoom {
 
     /// `session`, a member, now shows `view`.
     func setView(_ session: Session, _ view: MemberView) {
-        if members[session.id] != nil { audience.moved(from: session.view, to: view) }
+        if members[session.id] != nil, isAudience(session) { audience.moved(from: session.view, to: view) }
         session.view = view
         memberDetailsChanged()
     }
@@ -82,7 +93,7 @@ final class RoomRuntime: DeliveryRoom {
     /// `session`'s hand goes up (at `order`) or down (nil).
     func setHand(_ session: Session, raisedAt order: UInt64?) {
         guard (session.handRaised != nil) != (order != nil) else { return }
-        if members[session.id] != nil { audience.hand(order != nil) }
+        if members[session.id] != nil, isAudience(session) { audience.hand(order != nil) }
         session.handRaised = order
         memberDetailsChanged()
     }

@@ -1,0 +1,64 @@
+import PageSyncCore
+import Testing
+import PageSyncPager
+
+/// The audience in the pager: VIEW as the screen detaches and snaps back, wanderers brought
+/// back by the room's next page turn (D pins), the hand, and a presenter's counts.
+@Suite struct AudiencePagerTests {
+    @Test func viewFollowsTheScreen() {
+        var h = Harness(hello: hello(page: 2, version: 4))
+        h.type("D")
+        h.type(" ")
+        _ = h.sent()
+        h.answerTexts()
+        h.type("F")
+        _ = h.sent()
+        #expect(h.presenceSent == ["VIEW BROWSE 2", "VIEW BROWSE 3", "VIEW FOLLOW"])
+    }
+
+    @Test func aWandererComesBackWithTheRoomsNextTurnOnlyDPins() {
+        var h = Harness(hello: hello(page: 2, version: 4, control: false))
+        h.type("]")  // no control: pages on its own
+        #expect(h.model.mode == .detached(viewPage: 3))
+        h.answerTexts()
+        h.server(pageEvent(page: 4, version: 5))
+        #expect(h.model.mode == .following)
+        #expect(h.model.message == "page 4: following the room again (D browses on your own until F)")
+        h.type("D")
+        h.server(pageEvent(page: 5, version: 6))
+        #expect(h.model.mode == .detached(viewPage: 4), "D pins")
+        h.type("F")
+        h.type("]")
+        h.answerTexts()
+        h.server(pageEvent(page: 6, version: 7))
+        #expect(h.model.mode == .following, "F unpinned: paging away is wandering again")
+        _ = h.sent()
+        #expect(h.presenceSent.last == "VIEW FOLLOW")
+    }
+
+    @Test func handAndAPresentersCounts() {
+        var options = PagerOptions(size: TerminalSize(columns: 120, rows: 10))
+        options.token = "t"
+        options.name = "ann"
+        var h = Harness(options)
+        h.event(.connected)
+        h.server(hello(page: 1, version: 0, control: false, name: "ann"))
+        h.server("OK AUTH control=yes")
+        h.answerTexts()
+        h.server("AUDIENCE room=guide following=12 browsing=3 hands=1 first=bob")
+        #expect(h.model.statusText().contains("12 following · 3 browsing · 1 hand (bob)"), "\(h.model.statusText())")
+        h.type("A")
+        _ = h.sent()
+        #expect(h.presenceSent == ["HAND UP"])
+        #expect(h.model.handUp)
+        h.keys(.escape)
+        #expect(h.model.statusText().contains("you: ann ⚑ ✋"), "\(h.model.statusText())")
+        h.type("A")
+        _ = h.sent()
+        #expect(h.presenceSent == ["HAND UP", "HAND DOWN"])
+
+        var audience = Harness(hello: hello(control: false))
+        audience.server("AUDIENCE room=guide following=2 browsing=0 hands=0")
+        #expect(!audience.model.statusText().contains("browsing"), "counts are a presenter's")
+    }
+}
