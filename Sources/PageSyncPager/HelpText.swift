@@ -37,6 +37,7 @@ extension PagerModel {
         "  F                      follow the room again (paging away without D is",
         "                         wandering: the room's next page turn brings you back)",
         "  A                      raise / lower your hand (✋ after your name)",
+        "  a                      the audience: who is where, hands first (d lowers one)",
         "  p                      pull: bring the room to your page; on its page, to your",
         "                         line (needs control)",
         "",

@@ -32,6 +32,36 @@ extension PagerModel {
         message = handUp ? "your hand is up (A lowers it)" : "your hand is down"
     }
 
+    /// `a`: opens the audience overlay on the room's first `WHO` page.
+    mutating func openOverlay(_ fx: inout [PagerEffect]) {
+        guard connection == .connected, room != nil else { message = "not connected: the audience needs the server"; return }
+        overlay = AudienceOverlay()
+        askWho(0, &fx)
+    }
+
+    private mutating func askWho(_ offset: Int, _ fx: inout [PagerEffect]) {
+        outstanding.append(.who(offset: offset))
+        fx.append(.send(.who(offset: offset)))
+    }
+
+    /// A key while the overlay shows.
+    mutating func overlayKey(_ key: Key, _ fx: inout [PagerEffect]) {
+        guard var o = overlay else { return }
+        switch o.handle(key) {
+        case .none: overlay = o
+        case .close: overlay = nil
+        case .who(let offset):
+            overlay = o
+            askWho(offset, &fx)
+        case .lowerHand(let name):
+            overlay = o
+            guard room?.control == true else { message = "lowering hands needs control (start pagesync with --token)"; return }
+            outstanding.append(.presence)
+            fx.append(.send(.hand(.downFor(name))))
+            if let offset = overlay?.offset { askWho(offset, &fx) }
+        }
+    }
+
     /// An `AUDIENCE` event: the counts a presenter sees.
     mutating func audienceArrived(_ line: WireLine) {
         guard let following = line.int("following"), let browsing = line.int("browsing"), let hands = line.int("hands") else { return }

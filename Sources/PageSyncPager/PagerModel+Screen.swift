@@ -5,6 +5,11 @@ extension PagerModel {
     /// plain text (a prompt while one is being typed).
     public mutating func screen() -> [String] {
         let height = contentHeight
+        if let overlay {
+            var rows = overlay.rows(summary: audience?.text, height: height).prefix(height).map { Layout.truncate($0, toWidth: max(1, size.columns)) }
+            while rows.count < height { rows.append("") }
+            return rows + [Layout.truncate(message ?? overlay.status, toWidth: max(1, size.columns))]
+        }
         let rows = contentRows()
         let offset = showingHelp ? help.offset : viewport.offset
         let marked = showingHelp ? nil : markedShownLines()

@@ -11,6 +11,8 @@ extension PagerModel {
             let expectation = outstanding.removeFirst()
             if case .piece(let key, let from) = expectation, header.words.first == "TEXT" {
                 receivePiece(header, lines, cut: truncated, key: key, from: from)
+            } else if case .who(let offset) = expectation, header.words.first == "WHO" {
+                overlay?.whoArrived(header, lines: lines, offset: offset)
             } else if case .searchText(let key) = expectation, header.words.first == "TEXT" {
                 let whole = !truncated && header.yesNo("truncated") != true
                 searchTextArrived(lines, whole: whole, doc: header.fields["doc"] ?? key.doc, for: key, &fx)
@@ -49,6 +51,9 @@ extension PagerModel {
                 flushFocus(&fx)
             case .other where line.head == "AUDIENCE":
                 audienceArrived(line)
+            case .other where line.head == "HAND":
+                handUp = false
+                notice("your hand was lowered" + ((line.by ?? nil).map { " by \($0)" } ?? ""))
             case .bye:
                 session.farewell = line.text
                 notice("server: " + line.text)
@@ -114,7 +119,7 @@ extension PagerModel {
             if line.kind == .error { stopDocumentSearch(because: line.text) }
         case .focus(let page):
             focusAnswered(line, page: page, &fx)
-        case .presence:
+        case .presence, .who:
             if line.kind == .error { notice(line.text) }
         case .name:
             if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }

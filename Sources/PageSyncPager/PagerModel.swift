@@ -123,6 +123,8 @@ public struct PagerModel: TerminalModel {
     public internal(set) var handUp = false
     /// Where the room is, for a presenter (`AUDIENCE`), if the server said.
     public internal(set) var audience: AudienceSummary?
+    /// The audience overlay (`a`), while it shows.
+    package internal(set) var overlay: AudienceOverlay?
     var outstanding: [ReplyExpectation] = []
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
@@ -227,6 +229,10 @@ public struct PagerModel: TerminalModel {
             handlePromptKey(p, key, &fx)
             return
         }
+        if overlay != nil {
+            overlayKey(key, &fx)
+            return
+        }
         if showingHelp {
             var close = false
             repaint = help.handle(key, halfPage: halfPage, close: &close)
@@ -292,6 +298,7 @@ public struct PagerModel: TerminalModel {
         case .toggleLead: toggleLead(&fx)
         case .option: optionPending = true; message = "-: N shows or hides line numbers"
         case .hand: toggleHand(&fx)
+        case .audience: openOverlay(&fx)
         case .info: notice(info())  // asked for: in full
         case .help: showingHelp = true; help = HelpScreen()
         case .quit: fx.append(.quit(status: 0, message: nil))

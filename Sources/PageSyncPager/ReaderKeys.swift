@@ -58,6 +58,8 @@ public enum ReaderAction: Equatable, Sendable {
     case option
     /// A: raise or lower your hand.
     case hand
+    /// a: the audience overlay (who is where, hands first).
+    case audience
     /// = Ctrl-G: where you are, in full, on the status line (as less's `=`).
     case info
     /// h H: help.
@@ -111,6 +113,7 @@ public enum ReaderKeys {
         case .char("L"): return .toggleLead
         case .char("-"): return .option
         case .char("A"): return .hand
+        case .char("a"): return .audience
         case .char("="), .ctrl("g"): return .info
         case .char("h"), .char("H"): return .help
         case .char("q"), .char("Q"): return .quit

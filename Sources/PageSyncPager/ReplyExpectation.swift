@@ -20,6 +20,8 @@ enum ReplyExpectation: Sendable {
     case focus(page: Int)
     /// `VIEW` or `HAND`: presence, nothing to take from the reply.
     case presence
+    /// `WHO <offset>` for the audience overlay.
+    case who(offset: Int)
 
     /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
     var holdsNavigation: Bool {

@@ -34,6 +34,7 @@ struct PageSync: ParsableCommand {
           L                pause / resume leading the room's line (presenter)
           -N               line numbers: the file's own (as less -N)
           A                raise / lower your hand
+          a                the audience: who is where (d lowers a hand)
           Left Right       scroll chopped lines and wide tables sideways
           =                where you are, in full
           Ctrl-L           redraw             Ctrl-Z        suspend

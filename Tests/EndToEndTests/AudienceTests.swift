@@ -53,6 +53,8 @@ struct AudienceTests {
             #expect(try await presenter.command("HAND DOWN zed").header.raw == "ERR 404 no member zed in room talk")
             #expect(try await presenter.command("HAND DOWN bob").header.raw == "OK HAND DOWN 1")
             #expect(try await presenter.command("HAND DOWN ALL").header.raw == "OK HAND DOWN 1")
+            try await bob.ok("PING told")
+            #expect(bob.takeSkippedEvents().map(\.raw).contains("HAND down by=ann"), "bob is told who lowered his hand")
             _ = try await Self.audience(presenter, "no hands") { $0["hands"] == "0" && $0["browsing"] == "1" }
             try await bob.ok("VIEW FOLLOW")
             _ = try await Self.audience(presenter, "2 following") { $0["following"] == "2" && $0["browsing"] == "0" }

@@ -27,6 +27,13 @@ struct AudienceTmuxTests {
                 try await tmux.waitFor("presenter", showing: "2 following · 1 browsing · 1 hand (cid)")
                 let took = ContinuousClock.now - start
                 try await tmux.waitFor("cid", showing: "✋")
+                // The overlay: who and where, hands first; d lowers the selected hand.
+                try await tmux.type("presenter", "a")
+                try await tmux.waitFor("presenter", showing: "> ✋ cid · following", "bob · page 3", "dee · following", "members 1-4 of 4")
+                try await tmux.type("presenter", "d")
+                try await tmux.waitFor("presenter", showing: "   cid · following", "bob · page 3")
+                try await tmux.waitFor("cid", "its hand lowered") { !$0.contains("✋") }
+                try await tmux.type("presenter", "q")
                 // The room's next page turn leaves bob pinned (he pressed D) and brings nobody else away.
                 try await tmux.type("presenter", "]")
                 try await tmux.waitFor("dee", showing: "this is page 2")

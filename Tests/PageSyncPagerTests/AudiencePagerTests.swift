@@ -62,3 +62,39 @@ import PageSyncPager
         #expect(!audience.model.statusText().contains("browsing"), "counts are a presenter's")
     }
 }
+
+@Suite struct AudienceOverlayTests {
+    @Test func membersHandsFirstPagedLikeWhoAndAHandLowered() {
+        var options = PagerOptions(size: TerminalSize(columns: 60, rows: 6))
+        options.token = "t"
+        var h = Harness(options)
+        h.event(.connected)
+        h.server(hello(page: 1, version: 0, control: false, name: "ann"))
+        h.server("OK AUTH control=yes")
+        h.answerTexts()
+        _ = h.sent()
+        h.type("a")
+        #expect(h.sent() == ["WHO"])
+        h.server(["OK WHO 5 next=3", "ann control=yes view=follow hand=down you=yes", "bob control=no view=browse:3 hand=down you=no",
+                  "cid control=no view=follow hand=up you=no", "."])
+        let screen = h.model.screen()
+        #expect(screen[0].hasPrefix("Audience"))
+        #expect(screen[1] == "> ✋ cid · following", "hands first")
+        #expect(screen[2] == "     bob · page 3")
+        #expect(screen[3] == "     ann ⚑ (you) · following")
+        #expect(screen[5].hasPrefix("members 1-3 of 5 · Space more"))
+        h.type("d")
+        #expect(h.sent() == ["WHO"], "lowered, then the page again")
+        #expect(h.presenceSent == ["HAND DOWN cid"])
+        h.server("OK HAND DOWN 1")
+        h.server(["OK WHO 5 next=3", "ann control=yes view=follow hand=down you=yes", "cid control=no view=follow hand=down you=no", "."])
+        h.type(" ")
+        #expect(h.sent() == ["WHO 3"])
+        h.server(["OK WHO 5", "dee control=no view=follow hand=down you=no", "eve control=no view=follow hand=down you=no", "."])
+        #expect(h.model.screen()[5].hasPrefix("members 4-5 of 5 · b back"))
+        h.type("b")
+        #expect(h.sent() == ["WHO"])
+        h.type("q")
+        #expect(h.model.overlay == nil)
+    }
+}

@@ -88,6 +88,9 @@ public enum Wire {
     /// `OK HAND up`, `OK HAND down`; `OK HAND DOWN <n>` for hands lowered by one with control.
     public static func hand(up: Bool) -> [UInt8] { line("OK HAND \(up ? "up" : "down")") }
 
+    /// `HAND down by=<name>`: an event to a member whose hand someone with control lowered.
+    public static func handLowered(by name: String) -> [UInt8] { line("HAND down by=\(name)") }
+
     /// `OK HAND DOWN <n>`: `n` hands lowered.
     public static func handsLowered(_ n: Int) -> [UInt8] { line("OK HAND DOWN \(n)") }
 

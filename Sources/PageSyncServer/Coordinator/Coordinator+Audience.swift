@@ -44,11 +44,15 @@ extension Coordinator {
                                                                   closesConnection: false))))
                     return
                 }
-                if member.handRaised != nil { lowered = 1 }
-                runtime.setHand(member, raisedAt: nil)
+                if member.handRaised != nil {
+                    lowered = 1
+                    runtime.setHand(member, raisedAt: nil)
+                    if member !== session { stage(member, .bytes(Wire.handLowered(by: session.name))) }
+                }
             } else {
                 for member in runtime.members.values where member.handRaised != nil {
                     runtime.setHand(member, raisedAt: nil)
+                    if member !== session { stage(member, .bytes(Wire.handLowered(by: session.name))) }
                     lowered += 1
                 }
             }

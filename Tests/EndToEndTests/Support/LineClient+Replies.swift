@@ -20,10 +20,10 @@ extension LineClient {
     }
 
     /// The next reply: one `OK`/`ERR` line, or a whole multi-line reply up to `.`, unstuffed.
-    /// `PAGE` and `AUDIENCE` events that arrive before it are skipped and kept in `skippedEvents`.
+    /// Events that arrive before it (`PAGE`, `AUDIENCE`, `HAND`) are skipped and kept in `skippedEvents`.
     func readReply() async throws -> Reply {
         var header = try await readServerLine()
-        while header.kind == "PAGE" || header.kind == "AUDIENCE" {
+        while header.kind == "PAGE" || header.kind == "AUDIENCE" || header.kind == "HAND" {
             skippedEvents.append(header)
             header = try await readServerLine()
         }
