@@ -37,14 +37,7 @@ import PageSyncPager
     }
 
     @Test func handAndAPresentersCounts() {
-        var options = PagerOptions(size: TerminalSize(columns: 120, rows: 10))
-        options.token = "t"
-        options.name = "ann"
-        var h = Harness(options)
-        h.event(.connected)
-        h.server(hello(page: 1, version: 0, control: false, name: "ann"))
-        h.server("OK AUTH control=yes")
-        h.answerTexts()
+        var h = Harness.presenter(columns: 120, rows: 10)
         h.server("AUDIENCE room=guide following=12 browsing=3 hands=1 first=bob")
         #expect(h.model.statusText().contains("12 following · 3 browsing · 1 hand (bob)"), "\(h.model.statusText())")
         h.type("A")
@@ -65,13 +58,7 @@ import PageSyncPager
 
 @Suite struct AudienceOverlayTests {
     @Test func membersHandsFirstPagedLikeWhoAndAHandLowered() {
-        var options = PagerOptions(size: TerminalSize(columns: 60, rows: 6))
-        options.token = "t"
-        var h = Harness(options)
-        h.event(.connected)
-        h.server(hello(page: 1, version: 0, control: false, name: "ann"))
-        h.server("OK AUTH control=yes")
-        h.answerTexts()
+        var h = Harness.presenter(columns: 60, rows: 6)
         _ = h.sent()
         h.type("a")
         #expect(h.sent() == ["WHO"])
@@ -96,5 +83,20 @@ import PageSyncPager
         #expect(h.sent() == ["WHO"])
         h.type("q")
         #expect(h.model.overlay == nil)
+    }
+}
+
+extension Harness {
+    /// ann, given control of a presenter room by her token, on page 1 with its text here.
+    static func presenter(columns: Int, rows: Int) -> Harness {
+        var options = PagerOptions(size: TerminalSize(columns: columns, rows: rows))
+        options.token = "t"
+        options.name = "ann"
+        var h = Harness(options)
+        h.event(.connected)
+        h.server(hello(page: 1, version: 0, control: false, name: "ann"))
+        h.server("OK AUTH control=yes")
+        h.answerTexts()
+        return h
     }
 }
