@@ -31,6 +31,17 @@ import PageSyncCore
         #expect(c.following == 1)
     }
 
+    @Test func otherDaemonsLines() {
+        let lines = ["ann control=yes view=follow hand=down", "bob control=no view=browse:3 hand=up", "cid control=no view=follow hand=up",
+                     "old control=no"]
+        let counts = AudienceCounts.counting(presenceLines: lines)
+        #expect(counts.following == 2 && counts.browsing == 1 && counts.hands == 2, "ann presents; an older daemon's line follows")
+        var local = AudienceCounts()
+        local.count(.follow, hand: false)
+        let sum = local + counts
+        #expect(sum.following == 3 && sum.browsing == 1 && sum.hands == 2)
+    }
+
     @Test func coalescing() {
         var c = AudienceCoalescer()
         #expect(c.changed(now: 1000) == .send, "after a quiet spell: at once")

@@ -46,6 +46,29 @@ public struct AudienceCounts: Equatable, Sendable {
         if up { hands += sign }
     }
 
+    /// The audience of other daemons' members of a presenter room, from their presence lines
+    /// (``Wire/whoMember(name:control:view:hand:)``): those without control; a line from a daemon
+    /// older than `view=` counts as following, hand down.
+    public static func counting(presenceLines lines: [String]) -> AudienceCounts {
+        var counts = AudienceCounts()
+        for line in lines {
+            let words = line.split(separator: " ")
+            guard !words.contains("control=yes") else { continue }
+            let view = words.first { $0.hasPrefix("view=") }.map { $0.dropFirst(5) } ?? "follow"
+            counts.count(view == "follow" ? .follow : .browse(.first), hand: words.contains("hand=up"))
+        }
+        return counts
+    }
+
+    /// The sum of two rooms' worth of counts (this daemon's members and the others').
+    public static func + (a: AudienceCounts, b: AudienceCounts) -> AudienceCounts {
+        var sum = a
+        sum.following += b.following
+        sum.browsing += b.browsing
+        sum.hands += b.hands
+        return sum
+    }
+
     /// A member's view changed from `old` to `new`.
     public mutating func moved(from old: MemberView, to new: MemberView) {
         count(old, hand: false, sign: -1)

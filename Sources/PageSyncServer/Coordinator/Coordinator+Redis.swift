@@ -18,6 +18,7 @@ extension Coordinator {
         timer.start(afterMilliseconds: PresenceRules.firstTickMilliseconds, repeatMilliseconds: PresenceRules.tickMilliseconds) {
             ticks += 1
             self.sharePresence(heartbeat: PresenceRules.isHeartbeat(tick: ticks))
+            self.countOtherDaemonsAudience()
         }
         shared.presenceTimer = timer
         // Redis reachable again after an outage: every room's members at once, not on the next
@@ -136,6 +137,31 @@ extension Coordinator {
             if let lines = shared.presence.due(room: name, revision: runtime.presenceRevision, heartbeat: heartbeat,
                                                lines: { presenceLines(runtime) }) {
                 authority.publishMembers(room: name, lines: lines)
+            }
+        }
+    }
+
+    /// Every tick, the presenter rooms with a presenter here count the other daemons' audience
+    /// (their presence lines, at most a tick old), so `AUDIENCE` and `STATUS` count every
+    /// daemon's members within about half a second of a change; a dead daemon's members leave
+    /// the counts when its presence expires, as they leave `WHO`.
+    private func countOtherDaemonsAudience() {
+        guard let authority, authority.isAvailable else { return }
+        let names = roomOrder.filter { name in
+            guard let r = rooms[name], r.room.policy.requiresToken else { return false }
+            return r.members.values.contains { $0.control }
+        }
+        guard !names.isEmpty else { return }
+        authority.otherMembers(rooms: names) { [unowned self] others in
+            self.assumeIsolated { me in
+                guard let others else { return }
+                for (name, lines) in zip(names, others) {
+                    guard let runtime = me.rooms[name] else { continue }
+                    let counts = AudienceCounts.counting(presenceLines: lines)
+                    guard counts != runtime.remoteAudience else { continue }
+                    runtime.remoteAudience = counts
+                    me.audienceChanged(runtime)
+                }
             }
         }
     }

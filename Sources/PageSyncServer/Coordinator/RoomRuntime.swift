@@ -55,7 +55,7 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] == nil else { return }
         members[session.id] = session
         names.add(session.name)
-        if isAudience(session) { audience.count(session.view, hand: session.handRaised != nil) }
+        if isAudience(session) { localAudience.count(session.view, hand: session.handRaised != nil) }
     }
 
     /// Removes `session` from the members, freeing its name here once nobody else holds it
@@ -64,7 +64,7 @@ final class RoomRuntime: DeliveryRoom {
         guard members[session.id] != nil else { return }
         members[session.id] = nil
         names.remove(session.name)
-        if isAudience(session) { audience.count(session.view, hand: session.handRaised != nil, sign: -1) }
+        if isAudience(session) { localAudience.count(session.view, hand: session.handRaised != nil, sign: -1) }
     }
 
     /// Whether `session` is counted in ``audience``: in a presenter room, the members without
@@ -75,17 +75,21 @@ final class RoomRuntime: DeliveryRoom {
     /// leaves or joins the audience's counts.
     func controlChanged(_ session: Session, was: Bool) {
         guard members[session.id] != nil, room.policy.requiresToken, was != session.control else { return }
-        audience.count(session.view, hand: session.handRaised != nil, sign: session.control ? -1 : 1)
+        localAudience.count(session.view, hand: session.handRaised != nil, sign: session.control ? -1 : 1)
     }
 
-    /// How many members follow, browse and have a hand up (kept with ``members``).
-    private(set) var audience = AudienceCounts()
+    /// How many of this daemon's members follow, browse and have a hand up (kept with ``members``).
+    private(set) var localAudience = AudienceCounts()
+    /// The same for other daemons' members (with `--redis`), from their presence lines.
+    var remoteAudience = AudienceCounts()
+    /// Every daemon's members: what `STATUS` and `AUDIENCE` say.
+    var audience: AudienceCounts { localAudience + remoteAudience }
     /// When this room's next `AUDIENCE` event goes out.
     var audienceCoalescer = AudienceCoalescer()
 
     /// `session`, a member, now shows `view`.
     func setView(_ session: Session, _ view: MemberView) {
-        if members[session.id] != nil, isAudience(session) { audience.moved(from: session.view, to: view) }
+        if members[session.id] != nil, isAudience(session) { localAudience.moved(from: session.view, to: view) }
         session.view = view
         memberDetailsChanged()
     }
@@ -93,14 +97,14 @@ final class RoomRuntime: DeliveryRoom {
     /// `session`'s hand goes up (at `order`) or down (nil).
     func setHand(_ session: Session, raisedAt order: UInt64?) {
         guard (session.handRaised != nil) != (order != nil) else { return }
-        if members[session.id] != nil, isAudience(session) { audience.hand(order != nil) }
+        if members[session.id] != nil, isAudience(session) { localAudience.hand(order != nil) }
         session.handRaised = order
         memberDetailsChanged()
     }
 
     /// The member whose hand has been up longest, if any hand is.
     var firstHand: String? {
-        guard audience.hands > 0 else { return nil }
+        guard audience.hands > 0 else { return nil }  // (a hand up on another daemon has no time here)
         return members.values.filter { $0.handRaised != nil }.min { $0.handRaised! < $1.handRaised! }?.name
     }
 

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// The audience across daemons sharing rooms through one redis-server: a presenter on one
+/// daemon counts the members of the other.
+@Suite("The audience through Redis", .timeLimit(.minutes(1)))
+struct RedisAudienceTests {
+    @Test("a member on another daemon browsing with a hand up reaches the presenter's AUDIENCE and STATUS within about half a second; leaving takes it out")
+    func countsEveryDaemonsMembers() async throws {
+        try await withWorkspace { workspace in
+            let redis = try await RedisServer(in: workspace)
+            try workspace.write("talk.txt", Documents.formFeed(pages: 4))
+            var daemons: [Daemon] = []
+            for i in 0..<2 {
+                daemons.append(try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
+                    "--redis", redis.url, "--redis-prefix", "a\(ProcessInfo.processInfo.processIdentifier):", "--token", "s3cret",
+                    "--state-dir", workspace.url("s\(i)").path]))
+            }
+            let (presenter, _) = try await daemons[0].join(label: "presenter")
+            try await presenter.ok("AUTH s3cret")
+            let (bob, _) = try await daemons[1].join(label: "bob")
+            try await bob.ok("NAME bob")
+            let start = ContinuousClock.now
+            try await bob.ok("VIEW BROWSE 2")
+            try await bob.ok("HAND UP")
+            let seen = try await AudienceTests.audience(presenter, "bob's browsing and hand from the other daemon") {
+                $0["browsing"] == "1" && $0["hands"] == "1" && $0["following"] == "0"
+            }
+            let took = ContinuousClock.now - start
+            #expect(seen.raw.hasPrefix("AUDIENCE room=talk following=0 browsing=1 hands=1"), "\(seen.raw)")
+            let status = try await presenter.command("STATUS").header
+            #expect(status["browsing"] == "1" && status["hands"] == "1", "\(status.raw)")
+            try await bob.send("QUIT")
+            _ = try await AudienceTests.audience(presenter, "bob gone") { $0["browsing"] == "0" && $0["hands"] == "0" }
+            try TestArtefacts.write("redis-audience-latency.txt", "another daemon's VIEW and HAND to the presenter's AUDIENCE: \(took.milliseconds) ms\n")
+        }
+    }
+}
