@@ -1,4 +1,5 @@
 import PageSyncCore
+import UV
 
 /// Where the pager connects: a host and a TCP port, in plaintext or over TLS.
 public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {
@@ -134,12 +135,5 @@ extension PagerConfiguration {
 extension String {
     var replacingBlanks: String {
         String(map { $0 == " " || $0 == "\t" ? "_" : $0 })
-    }
-
-    var trimmingBlanks: String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }

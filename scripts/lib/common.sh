@@ -7,10 +7,11 @@
 
 # Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon);
 # libyaml reads the config file; cmark-gfm and its extensions (tables) render markdown in the
-# pager; http-parser reads the request heads of the metrics listener. Each -dev package pulls its
-# shared library, which the binaries link (the Debian package depends on those: libuv1, libssl3,
-# libhiredis0.14, libyaml-0-2, libcmark-gfm*, libhttp-parser2.9).
-PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libhttp-parser-dev)
+# pager; http-parser reads the request heads of the metrics and web listeners; wslay frames the
+# web listener's WebSockets. Each -dev package pulls its shared library, which the binaries link
+# (the Debian package depends on those: libuv1, libssl3, libhiredis0.14, libyaml-0-2,
+# libcmark-gfm*, libhttp-parser2.9, libwslay1).
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libhttp-parser-dev libwslay-dev)
 # Also installed by scripts/run-daemon, for the README's next step once the daemon runs
 # (`printf 'next\n' | nc -q1 127.0.0.1 7777`); the end-to-end tests use `nc -q1` too.
 PAGESYNC_RUN_PACKAGES=(netcat-openbsd)
