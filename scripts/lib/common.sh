@@ -19,9 +19,10 @@ PAGESYNC_RUN_PACKAGES=(netcat-openbsd)
 # (the pager under tmux, socket activation and unit checks, `man --warnings`,
 # certificates for the TLS tests and the README's `socat - OPENSSL:...`, a real redis-server for the
 # Redis engine's tests, and Prometheus: a real one scrapes the daemon's /metrics, its promtool
-# checks the format), and python3-websocket (websocket-client: an independent WebSocket client for
-# the web listener's protocol tests, run with Debian's /usr/bin/python3).
-PAGESYNC_TEST_PACKAGES=(make tmux systemd man-db openssl socat redis-server prometheus python3-websocket)
+# checks the format), python3-websocket (websocket-client: an independent WebSocket client for
+# the web listener's protocol tests, run with Debian's /usr/bin/python3), and Chromium with its
+# driver and Selenium (the follower page in a real headless browser).
+PAGESYNC_TEST_PACKAGES=(make tmux systemd man-db openssl socat redis-server prometheus python3-websocket chromium chromium-driver python3-selenium)
 # `make deb` (dpkg-dev: dpkg-shlibdeps, dpkg-gencontrol) and scripts/package-test, which scripts/test
 # runs as root: lintian, and a minimal Debian 12 made with debootstrap and booted with
 # systemd-nspawn (systemd-container).

@@ -14,6 +14,16 @@ func webPort(_ daemon: Daemon) async throws -> UInt16 {
     throw HarnessError("pagesyncd did not log `follower page on http://...`; stderr:\n\(daemon.stderr)")
 }
 
+/// The `key: value` lines a check script printed, by key (other lines are left out).
+func scriptResults(_ output: String) -> [String: String] {
+    var result: [String: String] = [:]
+    for line in output.split(separator: "\n") {
+        guard let separator = line.range(of: ": ") else { continue }
+        result[String(line[..<separator.lowerBound])] = String(line[separator.upperBound...])
+    }
+    return result
+}
+
 /// `--web-listen`'s WebSocket, driven by an independent client (Python's websocket-client and
 /// raw frames): framing, control frames, the close handshake, every bad frame's close code, the
 /// handshake's refusals, and a browser member as a member like any other.
@@ -43,12 +53,7 @@ struct WebSocketTests {
             try workspace.write("check.py", WebSocketProtocolScript.source)
             let run = try await runProcess(python, [workspace.url("check.py").path, String(port), String(daemon.port)], timeout: .seconds(60))
             #expect(run.status == 0, "check.py: exit \(run.status)\n\(run.output)")
-            var result: [String: String] = [:]
-            for line in run.output.split(separator: "\n") {
-                if let colon = line.firstIndex(of: ":") {
-                    result[String(line[..<colon])] = String(line[line.index(colon, offsetBy: 2)...])
-                }
-            }
+            let result = scriptResults(run.output)
             let hello = try #require(result["hello"], "no greeting:\n\(run.output)")
             #expect(hello.hasPrefix("HELLO pagesync/1 room=deck page=1 pages=3 version=0 "))
             #expect(result["pong"] == "10 pong?", "a ping between a message's fragments gets its pong")
