@@ -33,7 +33,7 @@ import UV
         #expect(html.firstMatch(of: /\son[a-z]+=/) == nil, "no inline event handlers")
         #expect(html.contains("aria-live"))
         let script = String(decoding: try #require(Self.response(Self.route("/app.js"))).body, as: UTF8.self)
-        #expect(script.contains("textContent") && !script.contains("innerHTML"), "page text is set as text, never as markup")
+        #expect(script.contains("DOMParser") && !script.contains("innerHTML") && !script.contains("eval("), "pages are parsed inert, never run")
     }
 
     @Test func webSocketRoutesNameTheirRoom() {
@@ -41,12 +41,16 @@ import UV
         #expect(Self.route("/ws?x=1&room=other") == .webSocket(room: "other"), "an unknown room is the socket's to refuse")
         #expect(Self.route("/ws") == .webSocket(room: nil))
         #expect(Self.route("/ws", method: "POST") == .webSocket(room: nil), "the handshake answers 405 itself")
+        #expect(Self.route("/render/talk/3") == .render(room: "talk", page: 3))
+        #expect(Self.route("/render/other/1") == .render(room: "other", page: 1), "an unknown room is the shell's 404")
+        #expect(Self.route("/render/../1") == .render(room: "..", page: 1), "a room name, never a path: no room is named ..")
     }
 
     @Test func everythingElseIsRefused() {
         let cases: [(String, String, Int)] = [
             ("/nope", "GET", 404), ("/../etc/passwd", "GET", 404), ("/talk/../../etc", "GET", 404),
-            ("/%2e%2e/secret", "GET", 404), ("/a/b", "GET", 404), ("/talk", "POST", 405), ("/", "DELETE", 405),
+            ("/%2e%2e/secret", "GET", 404), ("/a/b", "GET", 404), ("/render/talk/0", "GET", 404), ("/render/talk/x", "GET", 404),
+            ("/render/talk/1/2", "GET", 404), ("/render/talk/1", "POST", 405), ("/talk", "POST", 405), ("/", "DELETE", 405),
         ]
         for (path, method, status) in cases {
             let response = Self.response(Self.route(path, method: method))

@@ -19,6 +19,15 @@ public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether a document named `file` (as on the wire, ``wireFileName``) is markdown: its
+    /// extension is `.md` or `.markdown`, in any case. The pager and the follower page render
+    /// such documents as markdown.
+    public static func isMarkdownName(_ file: String?) -> Bool {
+        guard let file, let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
+        let ext = file[file.index(after: dot)...].lowercased()
+        return ext == "md" || ext == "markdown"
+    }
+
     /// The file path, or `(built-in guide)`.
     public var description: String {
         switch self {

@@ -22,7 +22,7 @@ package enum WebPage {
         </header>
         <main>
         <p id="position" aria-live="polite"></p>
-        <pre id="text" aria-live="polite" tabindex="0"></pre>
+        <article id="text" aria-live="polite" tabindex="0"></article>
         </main>
         <nav aria-label="pages">
         <button id="back" type="button" title="Previous page (←)">◀ Browse</button>
@@ -54,8 +54,10 @@ package enum WebPage {
                font-family: system-ui, sans-serif; line-height: 1.5; }
         h1 { font-size: 1.4rem; margin: 0; }
         #status, #position { color: var(--muted); margin: 0.25rem 0; }
-        #text { white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, monospace; font-size: 1rem;
-                min-height: 50vh; border-top: 1px solid var(--muted); padding-top: 1rem; }
+        #text { min-height: 50vh; border-top: 1px solid var(--muted); padding-top: 0.5rem; overflow-wrap: anywhere; }
+        #text pre { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 1rem; }
+        #text table { border-collapse: collapse; } #text td, #text th { border: 1px solid var(--muted); padding: 0.2rem 0.5rem; }
+        #text a { color: var(--accent); }
         nav, form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 1rem 0; }
         button, input { font: inherit; padding: 0.5rem 0.9rem; min-height: 2.75rem; }
         button { color: var(--bg); background: var(--accent); border: 0; border-radius: 0.4rem; }

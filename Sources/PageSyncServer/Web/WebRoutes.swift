@@ -6,6 +6,9 @@ package enum WebRoute: Equatable {
     /// `GET /ws?room=<name>`: a WebSocket handshake for `room` (nil: the default room). The
     /// handshake itself is ``WebSocketHandshake``'s to accept or refuse.
     case webSocket(room: String?)
+    /// `GET /render/<room>/<n>`: page `n` of `room` as an HTML fragment (markdown rendered
+    /// safely, other text escaped in a `<pre>`); the shell reads the page.
+    case render(room: String, page: Int)
     /// A fixed answer: the follower page, its script and style, `404`, `405`.
     case respond(HTTPResponse)
 }
@@ -18,11 +21,14 @@ package enum WebRoute: Equatable {
 /// | `GET /`, `GET /<room>`       | the follower page (`404` for a room that does not exist)    |
 /// | `GET /app.js`, `/app.css`    | its script and style                                        |
 /// | `GET /ws?room=<name>`        | the WebSocket (``WebRoute/webSocket(room:)``)               |
+/// | `GET /render/<room>/<n>`     | page n as HTML (``WebRoute/render(room:page:)``)            |
 /// | any other path               | `404` (no path maps to a file: `..` reaches nothing)        |
 /// | a method other than GET/HEAD | `405`, `Allow: GET, HEAD`                                   |
 package enum WebRoutes {
     /// The WebSocket's path.
     package static let webSocketPath = "/ws"
+    /// Where pages are rendered: `/render/<room>/<n>`.
+    package static let renderPrefix = "/render/"
 
     /// The headers of every page and asset: only this origin's script, style and sockets
     /// (`Content-Security-Policy`), no framing, no referrer, no sniffing, no caching of a page
@@ -53,6 +59,12 @@ package enum WebRoutes {
             return .respond(asset(WebScript.source, type: "text/javascript; charset=utf-8"))
         case "/app.css":
             return .respond(asset(WebPage.css, type: "text/css; charset=utf-8"))
+        case _ where path.hasPrefix(renderPrefix):
+            let parts = path.dropFirst(renderPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, Names.isValid(String(parts[0])), let page = Int(parts[1]), page >= 1 else {
+                return .respond(.text(404, "no such page: \(path.prefix(100)) (pages are \(renderPrefix)<room>/<n>)", headers: securityHeaders))
+            }
+            return .render(room: String(parts[0]), page: page)
         default:
             let name = String(path.dropFirst())
             guard Names.isValid(name) else {

@@ -1,6 +1,7 @@
 /// The follower page's script, served as `/app.js`: it speaks the protocol over the WebSocket
-/// (`/ws?room=<room>`, one line per text message), shows the room's page as plain text (set
-/// with `textContent`, so a document's markup is shown, never run), follows every `PAGE`,
+/// (`/ws?room=<room>`, one line per text message), shows the room's page as the server renders
+/// it (`/render/<room>/<n>`: markdown with raw HTML as text, other documents escaped), parsed
+/// with `DOMParser` so nothing in it runs, follows every `PAGE`,
 /// reconnects with backoff and resyncs from the new `HELLO`, lets the reader browse and come
 /// back, and turns the room's page when the room allows it (after `AUTH` with a token typed
 /// into the page, sent over the socket only).
@@ -13,7 +14,8 @@ package enum WebScript {
           const room = decodeURIComponent(location.pathname.slice(1));
           let socket = null, attempt = 0, state = null, browsing = null, control = false, token = null;
           let replies = [], body = null, bodyHeader = null;
-          const texts = new Map();
+          const rendered = new Map();
+          let loading = null;
 
           function fields(line) {
             const out = {};
@@ -45,18 +47,32 @@ package enum WebScript {
             $("turning").hidden = !control;
             $("auth").hidden = control || !needsToken;
             const key = `${state.doc}:${page}`;
-            if (texts.has(key)) {
-              $("text").textContent = texts.get(key);
+            if (rendered.has(key)) {
+              show(rendered.get(key));
               document.body.dataset.page = String(page);
               return;
             }
-            send(`TEXT ${page}`, (ok, line, text) => {
-              if (!ok) { status(line); return; }
-              const got = fields(line);
-              texts.set(`${got.doc}:${got.page}`, text);
-              if (texts.size > 64) texts.delete(texts.keys().next().value);
-              if (String(shownPage()) === got.page && state.doc === got.doc) render();
-            });
+            if (loading === key) return;
+            loading = key;
+            fetch(`/render/${encodeURIComponent(state.room)}/${page}`, { cache: "no-store", credentials: "omit" })
+              .then((response) => response.ok
+                ? response.text().then((html) => ({ html, doc: response.headers.get("X-Pagesync-Doc"), page: response.headers.get("X-Pagesync-Page") }))
+                : Promise.reject(new Error(`HTTP ${response.status}`)))
+              .then((got) => {
+                loading = null;
+                rendered.set(`${got.doc}:${got.page}`, got.html);
+                if (rendered.size > 64) rendered.delete(rendered.keys().next().value);
+                if (state.doc === got.doc) { if (String(shownPage()) === got.page) render(); }
+                else setTimeout(render, 500);  // the document changed meanwhile: its PAGE is on its way
+              })
+              .catch((error) => { loading = null; status(`Could not load page ${page}: ${error.message}`); });
+          }
+          // The server's HTML (markdown rendered with raw HTML as text, or text in a <pre>),
+          // parsed in an inert document: nothing in it loads or runs while it is parsed, and the
+          // page's Content-Security-Policy allows no inline script after.
+          function show(html) {
+            const parsed = new DOMParser().parseFromString(html, "text/html");
+            $("text").replaceChildren(...parsed.body.childNodes);
           }
           let needsToken = false;
           function adopt(line) {

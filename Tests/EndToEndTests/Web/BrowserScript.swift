@@ -74,10 +74,11 @@ enum BrowserScript {
             # A hostile markdown page is shown as text: no element, no script run.
             driver.get(f"http://127.0.0.1:{web}/hostile")
             wait(lambda: page() == "1", 10)
-            report("hostile_children", driver.execute_script("return document.getElementById('text').children.length"))
-            report("hostile_links", driver.execute_script("return document.querySelectorAll('a, img, b, script:not([src])').length"))
+            report("hostile_heading", driver.execute_script("return document.querySelector('#text h1')?.textContent"))
+            report("hostile_elements", driver.execute_script("return document.querySelectorAll('#text script, #text img, #text b, #text [onerror]').length"))
+            report("hostile_hrefs", driver.execute_script("return [...document.querySelectorAll('#text a')].map(a => JSON.stringify(a.getAttribute('href'))).join(' ')"))
             report("hostile_ran", driver.execute_script("return String(window.pwned)"))
-            report("hostile_text", "<script>" in text() and "javascript:" in text() and "<b>raw</b>" in text())
+            report("hostile_text", "<script>window.pwned = 1</script>" in text() and "<b>raw</b>" in text() and "onerror=" in text())
 
             # The daemon is killed and restarted: the page reconnects and resyncs.
             driver.get(f"http://127.0.0.1:{web}/deck")

@@ -4,7 +4,7 @@
 /// `key: value` line per check; the test asserts on them. Arguments: web port, TCP port.
 enum WebSocketProtocolScript {
     static let source = #"""
-        import os, socket, struct, subprocess, sys
+        import os, socket, struct, subprocess, sys, urllib.error, urllib.request
         import websocket
         from websocket import ABNF
 
@@ -114,5 +114,16 @@ enum WebSocketProtocolScript {
         s = socket.create_connection((host, web), timeout=5)
         s.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
         report("no_key", s.recv(4096).decode().split("\r\n")[0]); s.close()
+
+        # Pages rendered for the follower page: text escaped in a <pre>, unknown pages and rooms 404.
+        def get(path):
+            try:
+                with urllib.request.urlopen(f"http://{host}:{web}{path}", timeout=5) as response:
+                    return f"{response.status} {response.headers['X-Pagesync-Page']} {response.read().decode().strip()!r}"
+            except urllib.error.HTTPError as error:
+                return f"{error.code} {error.read().decode().strip()}"
+        report("render", get("/render/deck/3"))
+        report("render_past_end", get("/render/deck/9"))
+        report("render_unknown_room", get("/render/nope/1"))
         """#
 }
