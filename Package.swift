@@ -66,6 +66,10 @@ let package = Package(
         // then reaches the installed daemon, and dpkg-shlibdeps makes the package depend on
         // libhttp-parser2.9.
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // wslay (libwslay-dev), WebSocket framing for the web listener: event-based, no I/O of
+        // its own (the loop hands it bytes through callbacks). Shared library, like http-parser;
+        // the package then depends on libwslay1.
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
 
         // Functional core: pure Swift, no I/O.
         .target(name: "PageSyncCore"),
@@ -82,7 +86,7 @@ let package = Package(
 
         // Imperative shell: the only module that touches libuv (and OpenSSL's sessions and
         // hiredis's connections on it).
-        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis", "CHTTPParser"]),
+        .target(name: "UV", dependencies: ["CLibUV", "COpenSSL", "CHiredis", "CHTTPParser", "CWslay"]),
 
         // The daemon: coordinator actor, sessions, persistence, configuration.
         .target(

@@ -40,7 +40,7 @@ public enum CmarkParser {
     /// characters (`~`, `|`) on in a table shared by every parser when a parse finishes, and off
     /// again after, so a parse on another thread could lose strikethrough half-way (seen once in
     /// the parallel test suite: `~~a~~` left as text).
-    private static func withDocument<T>(_ bytes: [UInt8], _ body: (OpaquePointer?) -> T) -> T {
+    static func withDocument<T>(_ bytes: [UInt8], _ body: (OpaquePointer?) -> T) -> T {
         _ = registered
         return parsing.withLock { _ in
             guard let parser = cmark_parser_new(CMARK_OPT_DEFAULT) else { return body(nil) }

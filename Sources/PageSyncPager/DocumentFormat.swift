@@ -1,3 +1,5 @@
+import PageSyncCore
+
 /// How the pager shows a document's text: `--markdown`, `--plain`, or by the document's name.
 public enum MarkdownChoice: Equatable, Sendable {
     /// By the name the server gives (`file=` in `HELLO`): `.md` and `.markdown` are markdown.
@@ -13,10 +15,7 @@ public enum MarkdownChoice: Equatable, Sendable {
         switch self {
         case .always: return true
         case .never: return false
-        case .auto:
-            guard let file, let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
-            let ext = file[file.index(after: dot)...].lowercased()
-            return ext == "md" || ext == "markdown"
+        case .auto: return DocumentSource.isMarkdownName(file)
         }
     }
 }

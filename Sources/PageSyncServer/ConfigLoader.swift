@@ -58,6 +58,8 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var metricsListen: ListenAddress?
     /// `--metrics-rooms`.
     public var metricsRooms: Int?
+    /// `--web-listen`.
+    public var webListen: ListenAddress?
 
     /// No overrides.
     public init() {}
@@ -132,6 +134,7 @@ public enum ConfigLoader {
         if let prefix = overrides.redisPrefix { config.redisPrefix = prefix }
         if let address = overrides.metricsListen { config.metricsListen = address }
         if let n = overrides.metricsRooms { config.metricsRooms = n }
+        if let address = overrides.webListen { config.webListen = address }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -176,6 +179,13 @@ public enum ConfigLoader {
             config.metricsListen = address
         }
         if let n = try keys.int("metrics-rooms") { config.metricsRooms = n }
+        if let text = try keys.string("web-listen") {
+            guard let address = ListenAddress(parsing: text) else {
+                throw keys.error("web-listen", "\"\(text)\" is not HOST:PORT (for example 127.0.0.1:8080)")
+            }
+            config.webListen = address
+        }
+        if let origins = try keys.stringArray("web-origins") { config.webOrigins = origins }
         try applyTLS(keys, file: file, environment: environment, to: &config)
         try applyEngine(keys, to: &config)
         guard let names = try keys.stringArray("rooms") else { return }

@@ -1,4 +1,5 @@
 import PageSyncCore
+import UV
 
 /// Where the pager connects: a host and a TCP port, in plaintext or over TLS.
 public struct PagerServerAddress: Equatable, Sendable, CustomStringConvertible {

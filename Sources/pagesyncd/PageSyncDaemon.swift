@@ -62,7 +62,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync, or /var/lib/pagesync without $HOME). One daemon per state dir: a second one is refused.", valueName: "dir"))
     var stateDirectory: String?
 
-    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32, 2 per room and 65 with --metrics-listen).", valueName: "n"))
+    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32, 2 per room and 65 each with --metrics-listen and --web-listen).", valueName: "n"))
     var maxClients: Int?
 
     @Option(name: .customLong("max-line"), help: ArgumentHelp("Longest command line in bytes (default 4096).", valueName: "bytes"))
@@ -131,6 +131,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
         valueName: "host:port"))
     var metricsListen: String?
 
+    @Option(name: .customLong("web-listen"), help: ArgumentHelp(
+        "Serve the follower page (GET / and GET /<room>) and its WebSocket (GET /ws?room=<name>, one protocol line per text message) over HTTP on this address (default: off). A browser member is a client like any other: same limits, AUTH and WHO. :PORT means 127.0.0.1:PORT.",
+        valueName: "host:port"))
+    var webListen: String?
+
     @Option(name: .customLong("metrics-rooms"), help: ArgumentHelp("Rooms with series of their own in /metrics and lines in INFO rooms: the first n in configuration order (default 100).", valueName: "n"))
     var metricsRooms: Int?
 
@@ -157,6 +162,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let metricsListen, ListenAddress(parsing: metricsListen) == nil {
             throw ValidationError("--metrics-listen: \"\(metricsListen)\" is not HOST:PORT (for example 127.0.0.1:7779)")
+        }
+        if let webListen, ListenAddress(parsing: webListen) == nil {
+            throw ValidationError("--web-listen: \"\(webListen)\" is not HOST:PORT (for example 127.0.0.1:8080)")
         }
         if let tlsMinVersion, !TLSConfig.versions.contains(tlsMinVersion) {
             throw ValidationError("--tls-min-version: \"\(tlsMinVersion)\" is not 1.2 or 1.3")
@@ -221,6 +229,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.redisPrefix = redisPrefix
         overrides.metricsListen = metricsListen.flatMap(ListenAddress.init(parsing:))
         overrides.metricsRooms = metricsRooms
+        overrides.webListen = webListen.flatMap(ListenAddress.init(parsing:))
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

@@ -24,12 +24,13 @@ struct SystemdInstallTests {
     ]
 
     /// Shared libraries a static-stdlib binary may still need: Debian's libuv, OpenSSL, hiredis,
-    /// libyaml (the config file) and cmark-gfm (the pager's markdown), and the C/C++ runtime.
+    /// libyaml (the config file), cmark-gfm (the pager's markdown), http-parser and wslay (the HTTP
+    /// listeners and WebSockets), and the C/C++ runtime.
     /// Nothing else, and no Swift runtime library.
     static let allowedLibraries = ["linux-vdso", "ld-linux", "libc.so", "libm.so", "libdl.so", "libpthread.so",
                                    "librt.so", "libutil.so", "libstdc++.so", "libgcc_s.so", "libuv.so",
                                    "libssl.so", "libcrypto.so", "libhiredis.so", "libyaml-0.so",
-                                   "libcmark-gfm.so", "libcmark-gfm-extensions.so", "libhttp_parser.so"]
+                                   "libcmark-gfm.so", "libcmark-gfm-extensions.so", "libhttp_parser.so", "libwslay.so"]
 
     @Test func installsTheExpectedTree() throws {
         // scripts/test (the CI command) installs make and runs `make build man` first,

@@ -7,10 +7,11 @@
 
 # Needed to build pagesyncd and pagesync, and by pagesyncd at run time (scripts/run-daemon);
 # libyaml reads the config file; cmark-gfm and its extensions (tables) render markdown in the
-# pager; http-parser reads the request heads of the metrics listener. Each -dev package pulls its
-# shared library, which the binaries link (the Debian package depends on those: libuv1, libssl3,
-# libhiredis0.14, libyaml-0-2, libcmark-gfm*, libhttp-parser2.9).
-PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libhttp-parser-dev)
+# pager; http-parser reads the request heads of the metrics and web listeners; wslay frames the
+# web listener's WebSockets. Each -dev package pulls its shared library, which the binaries link
+# (the Debian package depends on those: libuv1, libssl3, libhiredis0.14, libyaml-0-2,
+# libcmark-gfm*, libhttp-parser2.9, libwslay1).
+PAGESYNC_BUILD_PACKAGES=(pkg-config libuv1-dev libssl-dev libhiredis-dev libyaml-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libhttp-parser-dev libwslay-dev)
 # Also installed by scripts/run-daemon, for the README's next step once the daemon runs
 # (`printf 'next\n' | nc -q1 127.0.0.1 7777`); the end-to-end tests use `nc -q1` too.
 PAGESYNC_RUN_PACKAGES=(netcat-openbsd)
@@ -18,8 +19,10 @@ PAGESYNC_RUN_PACKAGES=(netcat-openbsd)
 # (the pager under tmux, socket activation and unit checks, `man --warnings`,
 # certificates for the TLS tests and the README's `socat - OPENSSL:...`, a real redis-server for the
 # Redis engine's tests, and Prometheus: a real one scrapes the daemon's /metrics, its promtool
-# checks the format).
-PAGESYNC_TEST_PACKAGES=(make tmux systemd man-db openssl socat redis-server prometheus)
+# checks the format), python3-websocket (websocket-client: an independent WebSocket client for
+# the web listener's protocol tests, run with Debian's /usr/bin/python3), and Chromium with its
+# driver and Selenium (the follower page in a real headless browser).
+PAGESYNC_TEST_PACKAGES=(make tmux systemd man-db openssl socat redis-server prometheus python3-websocket chromium chromium-driver python3-selenium)
 # `make deb` (dpkg-dev: dpkg-shlibdeps, dpkg-gencontrol) and scripts/package-test, which scripts/test
 # runs as root: lintian, and a minimal Debian 12 made with debootstrap and booted with
 # systemd-nspawn (systemd-container).

@@ -19,6 +19,9 @@ public enum RestartOnlySettings {
         if fresh.metricsListen != running.metricsListen {
             warnings.append("metrics-listen changes need a restart; still \(running.metricsListen.map { "on \($0)" } ?? "off")")
         }
+        if fresh.webListen != running.webListen {
+            warnings.append("web-listen changes need a restart; still \(running.webListen.map { "on \($0)" } ?? "off")")
+        }
         if let redis = running.redis {
             if fresh.redis == nil {
                 warnings.append("engine changes need a restart; still redis")
@@ -42,6 +45,7 @@ public enum RestartOnlySettings {
         var kept = fresh
         kept.listen = running.listen
         kept.metricsListen = running.metricsListen
+        kept.webListen = running.webListen
         kept.stateDirectory = running.stateDirectory
         kept.durability = running.durability
         kept.redis = running.redis

@@ -19,6 +19,15 @@ public enum DocumentSource: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether a document named `file` (as on the wire, ``wireFileName``) is markdown: its
+    /// extension is `.md` or `.markdown`, in any case. The pager and the follower page render
+    /// such documents as markdown.
+    public static func isMarkdownName(_ file: String?) -> Bool {
+        guard let file, let dot = file.lastIndex(of: "."), dot != file.startIndex else { return false }
+        let ext = file[file.index(after: dot)...].lowercased()
+        return ext == "md" || ext == "markdown"
+    }
+
     /// The file path, or `(built-in guide)`.
     public var description: String {
         switch self {
@@ -108,6 +117,12 @@ public struct ServerConfig: Equatable, Sendable {
     /// many, in configuration order (default 100), so that a server with thousands of rooms
     /// does not emit thousands of series. 0 lists none.
     public var metricsRooms: Int = ServerConfig.defaultMetricsRooms
+    /// Where the web listener (the follower page and its WebSocket, `/ws`) listens; nil (the
+    /// default) for none.
+    public var webListen: ListenAddress?
+    /// Origins (`https://slides.example.org`) whose pages may open the WebSocket besides the
+    /// web listener's own host (default none).
+    public var webOrigins: [String] = []
 
     /// 100.
     public static let defaultMetricsRooms = 100
@@ -196,6 +211,14 @@ public struct ServerConfig: Equatable, Sendable {
         if let metrics = metricsListen, metrics.port != 0 {
             if metrics == listen { throw ConfigError("metrics-listen \(metrics) is also the listen address") }
             if metrics == tls?.listen { throw ConfigError("metrics-listen \(metrics) is also the TLS listen address") }
+        }
+        if let web = webListen, web.port != 0 {
+            if web == listen { throw ConfigError("web-listen \(web) is also the listen address") }
+            if web == tls?.listen { throw ConfigError("web-listen \(web) is also the TLS listen address") }
+            if web == metricsListen { throw ConfigError("web-listen \(web) is also the metrics-listen address") }
+        }
+        for origin in webOrigins where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) || origin.utf8.count > 200 {
+            throw ConfigError("web-origins: \"\(origin.prefix(200))\" is not an origin like https://slides.example.org")
         }
         guard (0...100_000).contains(metricsRooms) else {
             throw ConfigError("metrics-rooms must be between 0 and 100000, not \(metricsRooms)")

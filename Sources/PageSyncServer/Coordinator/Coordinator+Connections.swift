@@ -18,14 +18,23 @@ extension Coordinator {
         // The metrics listener and its connections (at most HTTPLimits.maxConnections) take
         // descriptors too.
         let metrics = config.metricsListen == nil ? 0 : 1 + HTTPLimits().maxConnections
-        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count, extra: metrics)
+        // So do the web listener and the page requests it serves (its WebSockets are clients).
+        let web = config.webListen == nil ? 0 : 1 + HTTPLimits().maxConnections
+        let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count, extra: metrics + web)
         if let warning = fit.warning { logger.warning("\(warning)") }
         admission.clientLimit = fit.maxClients
     }
 
-    func accept(_ connection: any StreamConnection) {
+    /// Admits a new client into the default room, or into `room` (a WebSocket's `?room=`; one
+    /// that does not exist gets `ERR 404`, then the connection closes).
+    func accept(_ connection: any StreamConnection, room: String? = nil) {
         guard !shuttingDown else {
             connection.close()
+            return
+        }
+        if let room, rooms[room] == nil {
+            connection.write(Wire.error(ProtocolError(code: .notFound, message: "no room \"\(room.prefix(Names.maxLength + 1))\"", closesConnection: true)))
+            connection.shutdownAndClose()
             return
         }
         if sessions.count >= admission.clientLimit {
@@ -51,7 +60,7 @@ extension Coordinator {
         connection.setNotSentLowWatermark(Self.notSentLowWatermark)
         let id = nextSessionID
         nextSessionID += 1
-        let runtime = rooms[roomOrder[0]]!
+        let runtime = rooms[room ?? roomOrder[0]]!
         let session = Session(
             id: id, name: "guest-\(id)", connection: connection, maxLineLength: config.maxLineLength,
             runtime: runtime, control: !runtime.room.policy.requiresToken)

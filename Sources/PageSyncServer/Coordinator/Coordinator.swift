@@ -60,6 +60,8 @@ public actor Coordinator {
     @exclusivity(unchecked) var metrics = ServerMetrics()
     /// Start time, the metrics listener, the last `/metrics` body.
     var monitoring = Monitoring()
+    /// The `--web-listen` listener (the follower page and its WebSocket), while it runs.
+    var webServer: HTTPServer?
 
     /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
     let shared = AuthoritySide()
@@ -143,6 +145,7 @@ public actor Coordinator {
         }
         try startTLS(socketActivated: socketActivated)
         try startMonitoring()
+        try startWeb()
 
         // Listening comes first so the built-in guide can name the address really listened on
         // (no connection is accepted before start() returns: it runs on the loop thread).
@@ -259,6 +262,7 @@ public actor Coordinator {
         listeners.removeAll()
         tlsSide.listeners.removeAll()
         stopMonitoring()
+        stopWeb()
         let bye = Wire.bye("server shutting down")
         for session in sessions.values where !session.outbox.isClosingOrClosed {
             stage(session, .bytes(bye))

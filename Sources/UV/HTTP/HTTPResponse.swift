@@ -29,6 +29,7 @@ public struct HTTPResponse: Equatable, Sendable {
         case 200: "OK"
         case 204: "No Content"
         case 400: "Bad Request"
+        case 403: "Forbidden"
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
@@ -43,7 +44,7 @@ public struct HTTPResponse: Equatable, Sendable {
     }
 
     /// The status line, the header fields, `Content-Length: <bodyLength>` (unless one is
-    /// among the fields), `Connection: close` when `closing`, and the blank line; CRLF after
+    /// among the fields, or the status is 1xx or 204), `Connection: close` when `closing`, and the blank line; CRLF after
     /// each. A control character in a name or value is written as a space, so no field can
     /// break the head.
     public func encodedHead(closing: Bool, bodyLength: Int? = nil) -> [UInt8] {
@@ -61,7 +62,8 @@ public struct HTTPResponse: Equatable, Sendable {
         put("HTTP/1.1 \(status) \(Self.reason(status))")
         out += [0x0D, 0x0A]
         for header in headers { field(header.name, header.value) }
-        if !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
+        // None on 1xx and 204 answers (RFC 9110, 8.6): a 101 is followed by the new protocol.
+        if status >= 200 && status != 204 && !headers.contains(where: { $0.name.lowercased() == "content-length" }) {
             field("Content-Length", String(bodyLength ?? body.count))
         }
         if closing { field("Connection", "close") }

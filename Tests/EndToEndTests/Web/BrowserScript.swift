@@ -1,0 +1,99 @@
+/// The follower page in Debian's headless Chromium, driven by Selenium (python3-selenium) through
+/// chromium-driver: it prints one `key: value` line per check; ``BrowserTests`` asserts on them
+/// and restarts the daemon when the script asks (it writes `restart.request` in its directory
+/// and waits for `restart.done`). Arguments: web port, TCP port, pages, directory, screenshot.
+enum BrowserScript {
+    static let source = #"""
+        import os, random, subprocess, sys, time
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+
+        web, tcp, pages, workdir, screenshot = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+
+        def report(key, value):
+            print(f"{key}: {value}", flush=True)
+
+        def nc(lines):
+            data = "".join(line + "\n" for line in lines).encode()
+            return subprocess.run(["nc", "-q1", "127.0.0.1", str(tcp)], input=data, capture_output=True, timeout=20).stdout.decode()
+
+        def wait(predicate, timeout):
+            end = time.time() + timeout
+            while time.time() < end:
+                if predicate(): return True
+                time.sleep(0.02)
+            return predicate()
+
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=720,900"]:
+            options.add_argument(argument)
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        try:
+            def page(): return driver.execute_script("return document.body.dataset.page || ''")
+            def text(): return driver.find_element(By.ID, "text").text
+
+            driver.get(f"http://127.0.0.1:{web}/deck")
+            report("loaded", wait(lambda: page() == "1", 15))
+            report("first_text", text().strip())
+            report("position", driver.find_element(By.ID, "position").text)
+
+            # One turn made with nc: when (the browser's clock, the same machine's) the page changed.
+            driver.execute_script("""
+                window.turnedAt = null;
+                const seen = document.body.dataset.page;
+                new MutationObserver(() => {
+                    if (window.turnedAt === null && document.body.dataset.page !== seen) window.turnedAt = Date.now();
+                }).observe(document.body, { attributes: true });""")
+            started = time.time() * 1000
+            nc(["next"])
+            wait(lambda: driver.execute_script("return window.turnedAt") is not None, 5)
+            turned = driver.execute_script("return window.turnedAt")
+            report("turn_ms", round(turned - started) if turned else "never")
+            report("turn_text", text().strip())
+            report("turn_position", driver.find_element(By.ID, "position").text)
+
+            # 20 random turns in one nc session; the browser ends on the room's page.
+            random.seed(int(time.time()))
+            targets = [random.randint(1, pages) for _ in range(20)]
+            if targets[-1] == 2: targets[-1] = 3
+            nc([f"goto {target}" for target in targets])
+            final = str(targets[-1])
+            report("after_20", f"{wait(lambda: page() == final and text().strip() == f'this is page {final}', 5)} {page()} {final}")
+            driver.save_screenshot(screenshot)
+
+            # Browsing away and snapping back (arrow keys, f).
+            body = driver.find_element(By.TAG_NAME, "body")
+            body.send_keys("\ue012" if final != "1" else "\ue014")
+            browsed = wait(lambda: page() != final, 5)
+            body.send_keys("f")
+            report("browse_and_back", f"{browsed} {wait(lambda: page() == final, 5)}")
+
+            # A hostile markdown page is shown as text: no element, no script run.
+            driver.get(f"http://127.0.0.1:{web}/hostile")
+            wait(lambda: page() == "1", 10)
+            report("hostile_heading", driver.execute_script("return document.querySelector('#text h1')?.textContent"))
+            report("hostile_elements", driver.execute_script("return document.querySelectorAll('#text script, #text img, #text b, #text [onerror]').length"))
+            report("hostile_hrefs", driver.execute_script("return [...document.querySelectorAll('#text a')].map(a => JSON.stringify(a.getAttribute('href'))).join(' ')"))
+            report("hostile_ran", driver.execute_script("return String(window.pwned)"))
+            report("hostile_text", "<script>window.pwned = 1</script>" in text() and "<b>raw</b>" in text() and "onerror=" in text())
+
+            # The daemon is killed and restarted: the page reconnects and resyncs.
+            driver.get(f"http://127.0.0.1:{web}/deck")
+            report("reloaded", wait(lambda: page() == final, 10))
+            open(os.path.join(workdir, "restart.request"), "w").close()
+            if not wait(lambda: os.path.exists(os.path.join(workdir, "restart.done")), 30):
+                report("restart", "not done")
+                sys.exit(1)
+            restarted = time.time()
+            target = "1" if final != "1" else "2"
+            nc([f"goto {target}"])
+            synced = wait(lambda: page() == target, 5)
+            report("resync", f"{synced} {round((time.time() - restarted) * 1000)}")
+            report("status", driver.find_element(By.ID, "status").text)
+        finally:
+            driver.quit()
+        """#
+}
