@@ -47,8 +47,8 @@ package enum WebPage {
     /// Large type, a narrow column that fits a phone, light or dark as the reader's system
     /// prefers.
     package static let css = """
-        :root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfb; --muted: #5c5c5c; --accent: #0b57d0; }
-        @media (prefers-color-scheme: dark) { :root { --fg: #e8e8e3; --bg: #16171a; --muted: #a9a9a3; --accent: #8ab4f8; } }
+        :root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfb; --muted: #5c5c5c; --accent: #0b57d0; --mark: #fff3b0; }
+        @media (prefers-color-scheme: dark) { :root { --fg: #e8e8e3; --bg: #16171a; --muted: #a9a9a3; --accent: #8ab4f8; --mark: #4a4210; } }
         html { font-size: 120%; }
         body { margin: 0 auto; max-width: 52rem; padding: 1rem; color: var(--fg); background: var(--bg);
                font-family: system-ui, sans-serif; line-height: 1.5; }
@@ -56,6 +56,7 @@ package enum WebPage {
         #status, #position { color: var(--muted); margin: 0.25rem 0; }
         #text { min-height: 50vh; border-top: 1px solid var(--muted); padding-top: 0.5rem; overflow-wrap: anywhere; }
         #text pre { white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 1rem; }
+        #text .marked { background: var(--mark); outline: 1px solid var(--accent); }
         #text table { border-collapse: collapse; } #text td, #text th { border: 1px solid var(--muted); padding: 0.2rem 0.5rem; }
         #text a { color: var(--accent); }
         nav, form { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 1rem 0; }

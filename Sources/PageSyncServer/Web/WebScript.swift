@@ -38,8 +38,9 @@ package enum WebScript {
             if (!state) return;
             const page = shownPage();
             const by = state.by && state.by !== "-" ? `, turned by ${state.by}` : "";
+            const focus = (state.line > 1 ? ` · line ${state.line}` : "") + (state.mark && state.mark !== "-" ? ` · lines ${state.mark} marked` : "");
             $("position").textContent = browsing === null
-              ? `Page ${state.page} of ${state.pages}${by}`
+              ? `Page ${state.page} of ${state.pages}${by}${focus}`
               : `Browsing page ${page} of ${state.pages} (the room is on page ${state.page})`;
             $("follow").hidden = browsing === null;
             $("back").disabled = page <= 1;
@@ -73,11 +74,39 @@ package enum WebScript {
           function show(html) {
             const parsed = new DOMParser().parseFromString(html, "text/html");
             $("text").replaceChildren(...parsed.body.childNodes);
+            showFocus();
+          }
+          // The room's line and mark on a text page (a <pre>): its lines become spans (text only),
+          // the marked ones highlighted, the room's line scrolled to the top. Not while browsing.
+          function showFocus() {
+            const pre = $("text").querySelector("pre");
+            if (!pre || !state || browsing !== null) return;
+            if (!pre.dataset.split) {
+              const parts = pre.textContent.split("\n");
+              if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop();
+              pre.replaceChildren(...parts.map((text, i) => {
+                const span = document.createElement("span");
+                span.className = "line";
+                span.dataset.line = String(i + 1);
+                span.textContent = text + "\n";
+                return span;
+              }));
+              pre.dataset.split = "yes";
+            }
+            const ends = state.mark && state.mark !== "-" ? state.mark.split("-").map(Number) : [0, -1];
+            const first = ends[0], last = ends.length > 1 ? ends[1] : ends[0];
+            for (const span of pre.children) {
+              const n = Number(span.dataset.line);
+              span.classList.toggle("marked", n >= first && n <= last);
+            }
+            const top = pre.children[state.line - 1];
+            if (state.line > 1 && top) top.scrollIntoView({ block: "start" });
           }
           let needsToken = false;
           function adopt(line) {
             const got = fields(line);
-            state = { page: Number(got.page), pages: Number(got.pages), version: got.version, by: got.by, doc: got.doc, room: got.room };
+            state = { page: Number(got.page), pages: Number(got.pages), version: got.version, by: got.by, doc: got.doc, room: got.room,
+                      line: Number(got.line || 1), mark: got.mark || "-" };
             if (browsing !== null && browsing > state.pages) browsing = null;
             $("room").textContent = got.title || got.room;
             document.title = `${got.title || got.room}: page ${state.page} of ${state.pages}`;
@@ -100,6 +129,9 @@ package enum WebScript {
               return;
             }
             if (line.startsWith("BYE")) return status(line);
+            // Events that are no replies: a presenter's counts, a hand lowered by someone.
+            if (line.startsWith("AUDIENCE ")) return;
+            if (line.startsWith("HAND ")) return status(`Your hand was lowered by ${fields(line).by || "someone"}`);
             if (line.startsWith("OK TEXT ")) { body = []; bodyHeader = line; return; }
             const ok = line.startsWith("OK");
             if (!ok && replies.length === 0) return status(line);

@@ -71,6 +71,18 @@ enum BrowserScript {
             body.send_keys("f")
             report("browse_and_back", f"{browsed} {wait(lambda: page() == final, 5)}")
 
+            # The room's line and mark on a long text page: line 30 at the top, lines 31-32 marked.
+            driver.get(f"http://127.0.0.1:{web}/walk")
+            wait(lambda: page() == "1", 10)
+            nc(["join walk", "line 30", "mark 31-32"])
+            def focused():
+                return driver.execute_script("""
+                    const top = document.querySelector('#text span[data-line="30"]');
+                    const marked = [...document.querySelectorAll('#text .marked')].map(s => s.dataset.line).join(',');
+                    return top ? Math.round(top.getBoundingClientRect().top) + ' ' + marked : 'none';""")
+            report("focus", f"{wait(lambda: focused().endswith(' 31,32') and abs(int(focused().split()[0])) < 40, 5)} {focused()}")
+            report("focus_position", driver.find_element(By.ID, "position").text)
+
             # A hostile markdown page is shown as text: no element, no script run.
             driver.get(f"http://127.0.0.1:{web}/hostile")
             wait(lambda: page() == "1", 10)

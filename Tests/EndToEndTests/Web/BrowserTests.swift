@@ -48,8 +48,9 @@ struct BrowserTests {
             return
         }
         try await withWorkspace { workspace in
-            let documents = ["deck.txt", "hostile.md"]
+            let documents = ["deck.txt", "hostile.md", "walk.txt"]
             try workspace.write("deck.txt", Documents.formFeed(pages: 25))
+            try workspace.write("walk.txt", (1...60).map { "walk line \($0)" }.joined(separator: "\n") + "\n")
             try workspace.write("hostile.md", Self.hostile)
             var daemon = try await workspace.startDaemon(documents: documents, arguments: ["--web-listen", "127.0.0.1:0"])
             let web = try await webPort(daemon)
@@ -93,6 +94,8 @@ struct BrowserTests {
             #expect(result["after_20"]?.hasPrefix("True ") == true, "after 20 random turns: \(result["after_20"] ?? "-")")
             #expect(FileManager.default.fileExists(atPath: screenshot.path), "screenshot at \(screenshot.path)")
             #expect(result["browse_and_back"] == "True True")
+            #expect(result["focus"]?.hasPrefix("True ") == true, "line 30 at the top, 31-32 marked: \(result["focus"] ?? "-")")
+            #expect(result["focus_position"]?.hasSuffix(" · line 30 · lines 31-32 marked") == true, "\(result["focus_position"] ?? "-")")
             #expect(result["hostile_heading"] == "Hostile", "markdown is rendered: its heading is a heading")
             #expect(result["hostile_elements"] == "0", "no element from the document's raw HTML")
             #expect(result["hostile_hrefs"] == "\"\"", "the javascript: link has no destination")
