@@ -60,7 +60,7 @@ struct WebSocketTests {
             #expect(result["text"]?.hasPrefix("OK TEXT page=2 pages=3 ") == true, "the fragments make one command: \(result["text"] ?? "-")")
             #expect(result["text"]?.contains("this is page 2") == true && result["text"]?.hasSuffix(" | .") == true)
             #expect(result["name"] == "OK NAME webby")
-            #expect(result["who"] == "OK WHO 1 | webby control=yes you=yes | .", "a browser member appears in WHO")
+            #expect(result["who"] == "OK WHO 1 | webby control=yes view=follow hand=down you=yes | .", "a browser member appears in WHO")
             #expect(result["page"]?.hasPrefix("PAGE room=deck page=2 pages=3 version=1 by=guest-") == true, "nc's turn reached the socket")
             #expect(result["close"] == "8 1000", "the close handshake: the same code back")
             #expect(result["quit"] == "OK BYE -> 8 1000")
