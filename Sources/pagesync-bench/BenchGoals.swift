@@ -50,6 +50,15 @@ struct BenchGoals {
         }
         rows.append(fanoutRow("38", "a presenter's scroll (LINE) reaches 1,000 followers with a page turn's fan-out p99 (≤ 1.1×)",
                               "pagesyncd-line", against: "pagesyncd", 1000, atMost: 1.1))
+        let perSecond = medianOf("pagesyncd", "audience_events_max_per_s", 10_000)
+        let wrong = runs.compactMap { run in
+            ["audience_inconsistent", "audience_final_wrong"].compactMap { run["pagesyncd"]?[key($0, 10_000)] }.reduce(0, +)
+        }.max()
+        rows.append(Row(issue: "39", goal: "10,000 members, 1,000 view changes a second: ≤ 4 AUDIENCE a second, each right",
+                        figure: perSecond.map { "\(ReportCommand.show($0)) in the busiest second; \(ReportCommand.show(wrong ?? 0)) wrong" } ?? Self.notMeasured,
+                        met: perSecond.map { $0 <= 4 && (wrong ?? 0) == 0 }))
+        rows.append(runRatioRow("39", "page-turn p99 with that view traffic ≤ 1.1× without it", "pagesyncd", "pagesyncd",
+                                "turn_p99_views_us", 10_000, atMost: 1.1, over: "turn_p99_quiet_us"))
         rows.append(runRatioRow("12", "first follower reached p50 ≤ 2.0× floor, N=1000", "pagesyncd", "floor", "fanout_first_p50_us", 1000, atMost: 2.0))
         let idle = medianOf("pagesyncd", "mem_per_conn_bytes", 10000)
         let others = ["redis", "nats"].compactMap { label in medianOf(label, "mem_per_conn_bytes", 10000).map { "\(label) \(ReportCommand.show($0))" } }
@@ -143,9 +152,16 @@ struct BenchGoals {
         return Row(issue: issue, goal: goal, figure: "\(fmt(ratio, 2)) (\(durableUnit)s \(fmt(low, 2)) to \(fmt(high, 2)))", met: ratio >= bound)
     }
 
-    /// A median of per-run ratios.
-    private func runRatioRow(_ issue: String, _ goal: String, _ a: String, _ b: String, _ metric: String, _ n: Int, atMost bound: Double) -> Row {
-        guard let ratio = median(ratios(runs, a, b, metric, n)) else { return Row(issue: issue, goal: goal, figure: Self.notMeasured, met: nil) }
+    /// A median of per-run ratios (of `metric` over `over`, by default the same metric of `b`).
+    private func runRatioRow(_ issue: String, _ goal: String, _ a: String, _ b: String, _ metric: String, _ n: Int, atMost bound: Double,
+                             over: String? = nil) -> Row {
+        let each = over.map { other in
+            runs.compactMap { run -> Double? in
+                guard let x = run[a]?[key(metric, n)], let y = run[b]?[key(other, n)], y != 0 else { return nil }
+                return x / y
+            }
+        } ?? ratios(runs, a, b, metric, n)
+        guard let ratio = median(each) else { return Row(issue: issue, goal: goal, figure: Self.notMeasured, met: nil) }
         return Row(issue: issue, goal: goal, figure: "\(fmt(ratio, 2)) (median of the runs' ratios)", met: ratio <= bound)
     }
 
