@@ -4,6 +4,10 @@
 /// The coordinator keeps one per room and changes it exactly where a member enters, leaves
 /// or is renamed; ``UniqueNames`` answers `NAME` and `JOIN` from it. Names compare exactly
 /// (case-sensitive), as ``UniqueNames`` requires.
+///
+/// Guest names (``UniqueNames/isGuestName(_:)``) are not counted: the server gives each
+/// connection its own and no one else may take one, so they never collide, and a room of
+/// thousands of idle guests would otherwise hold an entry for each (about 40 bytes a member).
 public struct NameCounts: Equatable, Sendable {
     /// Each held name and how many hold it (always at least 1: a name nobody holds has no entry).
     private var counts: [String: Int] = [:]
@@ -16,7 +20,7 @@ public struct NameCounts: Equatable, Sendable {
         for name in names { add(name) }
     }
 
-    /// How many hold `name` (0 when nobody does).
+    /// How many hold `name` (0 when nobody does, and for a guest name).
     public func count(of name: String) -> Int {
         counts[name] ?? 0
     }
@@ -27,15 +31,16 @@ public struct NameCounts: Equatable, Sendable {
     /// Whether nobody holds any name.
     public var isEmpty: Bool { counts.isEmpty }
 
-    /// Counts one more holder of `name`.
+    /// Counts one more holder of `name` (a guest name is not counted).
     public mutating func add(_ name: String) {
+        guard !UniqueNames.isGuestName(name) else { return }
         counts[name, default: 0] += 1
     }
 
     /// Counts one holder of `name` fewer; the name is free once its last holder is removed.
     /// Removing a name nobody holds changes nothing.
     public mutating func remove(_ name: String) {
-        guard let count = counts[name] else { return }
+        guard !UniqueNames.isGuestName(name), let count = counts[name] else { return }
         counts[name] = count > 1 ? count - 1 : nil
     }
 

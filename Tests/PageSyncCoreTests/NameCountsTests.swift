@@ -93,6 +93,20 @@ import PageSyncCore
 /// ``UniqueNames`` answered from ``NameCounts`` gives the answers of its walk over the other
 /// members, for rooms changed by every kind of step the coordinator takes.
 @Suite struct UniqueNamesFromCountsTests {
+    @Test func guestNamesAreNotCountedSinceTheyNeverCollide() {
+        var names = NameCounts(["guest-1", "guest-2", "ann"])
+        #expect(names.distinctCount == 1, "only ann is held: guest names are the server's")
+        #expect(names.count(of: "guest-1") == 0)
+        #expect(!names.isHeld("guest-1", byOtherThan: "guest-1"))
+        #expect(UniqueNames.mayJoin(as: "guest-1", into: names), "a guest joins any room under its own name")
+        #expect(!UniqueNames.mayRename(to: "guest-2", from: "ann", in: names), "and no one else takes it")
+        names.rename("guest-2", to: "bob")
+        #expect(names == NameCounts(["ann", "bob"]))
+        names.remove("guest-1")
+        #expect(names.distinctCount == 2)
+        #expect(NameCounts(["guest-12x"]).count(of: "guest-12x") == 1, "guest- and not only digits is an ordinary name")
+    }
+
     @Test func theCountedFormsFollowTheSameRules() {
         let room = NameCounts(["guest-3", "bob", "ann"])  // the asker is guest-3 or ann
         #expect(UniqueNames.mayRename(to: "cy", from: "guest-3", in: room))
