@@ -60,6 +60,8 @@ public struct CommandLineOverrides: Sendable, Equatable {
     public var metricsRooms: Int?
     /// `--web-listen`.
     public var webListen: ListenAddress?
+    /// `--web-tls-listen`.
+    public var webTLSListen: ListenAddress?
 
     /// No overrides.
     public init() {}
@@ -135,6 +137,7 @@ public enum ConfigLoader {
         if let address = overrides.metricsListen { config.metricsListen = address }
         if let n = overrides.metricsRooms { config.metricsRooms = n }
         if let address = overrides.webListen { config.webListen = address }
+        if let address = overrides.webTLSListen { config.webTLSListen = address }
         if !overrides.files.isEmpty {
             let names = ServerConfig.roomNames(forFiles: overrides.files)
             config.rooms = zip(names, overrides.files).map { name, file in
@@ -184,6 +187,12 @@ public enum ConfigLoader {
                 throw keys.error("web-listen", "\"\(text)\" is not HOST:PORT (for example 127.0.0.1:8080)")
             }
             config.webListen = address
+        }
+        if let text = try keys.string("web-tls-listen") {
+            guard let address = ListenAddress(parsing: text) else {
+                throw keys.error("web-tls-listen", "\"\(text)\" is not HOST:PORT (for example 0.0.0.0:8443)")
+            }
+            config.webTLSListen = address
         }
         if let origins = try keys.stringArray("web-origins") { config.webOrigins = origins }
         try applyTLS(keys, file: file, environment: environment, to: &config)

@@ -49,6 +49,14 @@ public protocol StreamConnection: AnyObject {
     func close()
     /// Flushes what was written, then closes.
     func shutdownAndClose()
+    /// Ends the output once what was written has left, and goes on reading (a half-close, as
+    /// ``TCPConnection/shutdownWrites()``): TLS sends close_notify, then a FIN. Later writes
+    /// are ignored. By default (a stream with no half-close of its own) ``shutdownAndClose()``.
+    func shutdownWrites()
+    /// True while a handshake that comes before the stream's bytes (TLS) is under way: such a
+    /// connection has sent nothing yet and can be bounded by a handshake timeout. False by
+    /// default.
+    var isHandshaking: Bool { get }
     /// The write side without dynamic dispatch, for writing one line to many connections;
     /// nil when writes need more than the plain stream (TLS).
     var directWriter: StreamWriter? { get }
@@ -57,6 +65,10 @@ public protocol StreamConnection: AnyObject {
 extension StreamConnection {
     /// None by default.
     public var directWriter: StreamWriter? { nil }
+    /// No half-close: ``shutdownAndClose()``.
+    public func shutdownWrites() { shutdownAndClose() }
+    /// No handshake: false.
+    public var isHandshaking: Bool { false }
 }
 
 extension TCPConnection: StreamConnection {

@@ -62,7 +62,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the journal of every room's page and version is kept (default $STATE_DIRECTORY, else $XDG_STATE_HOME/pagesync, else ~/.local/state/pagesync, or /var/lib/pagesync without $HOME). One daemon per state dir: a second one is refused.", valueName: "dir"))
     var stateDirectory: String?
 
-    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32, 2 per room and 65 each with --metrics-listen and --web-listen).", valueName: "n"))
+    @Option(name: .customLong("max-clients"), help: ArgumentHelp("Connections beyond this get ERR 503 (default 10000; at most the open-file limit minus 32, 2 per room and 65 each with --metrics-listen, --web-listen and --web-tls-listen).", valueName: "n"))
     var maxClients: Int?
 
     @Option(name: .customLong("max-line"), help: ArgumentHelp("Longest command line in bytes (default 4096).", valueName: "bytes"))
@@ -136,6 +136,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
         valueName: "host:port"))
     var webListen: String?
 
+    @Option(name: .customLong("web-tls-listen"), help: ArgumentHelp(
+        "Serve what --web-listen serves over TLS on this address: the follower page over https:// and its WebSocket over wss://, with the certificate of --tls-cert and --tls-key (or tls: in the config), which is needed, and reloaded with it on SIGHUP (default: off). Either web listener may be given alone, or both. :PORT means 127.0.0.1:PORT.",
+        valueName: "host:port"))
+    var webTLSListen: String?
+
     @Option(name: .customLong("metrics-rooms"), help: ArgumentHelp("Rooms with series of their own in /metrics and lines in INFO rooms: the first n in configuration order (default 100).", valueName: "n"))
     var metricsRooms: Int?
 
@@ -165,6 +170,9 @@ struct PageSyncDaemon: AsyncParsableCommand {
         }
         if let webListen, ListenAddress(parsing: webListen) == nil {
             throw ValidationError("--web-listen: \"\(webListen)\" is not HOST:PORT (for example 127.0.0.1:8080)")
+        }
+        if let webTLSListen, ListenAddress(parsing: webTLSListen) == nil {
+            throw ValidationError("--web-tls-listen: \"\(webTLSListen)\" is not HOST:PORT (for example 0.0.0.0:8443)")
         }
         if let tlsMinVersion, !TLSConfig.versions.contains(tlsMinVersion) {
             throw ValidationError("--tls-min-version: \"\(tlsMinVersion)\" is not 1.2 or 1.3")
@@ -230,6 +238,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
         overrides.metricsListen = metricsListen.flatMap(ListenAddress.init(parsing:))
         overrides.metricsRooms = metricsRooms
         overrides.webListen = webListen.flatMap(ListenAddress.init(parsing:))
+        overrides.webTLSListen = webTLSListen.flatMap(ListenAddress.init(parsing:))
         let configFile = config
         let fixedOverrides = overrides
         let load: @Sendable () async throws -> ServerConfig = {

@@ -208,6 +208,13 @@ struct TLSTests {
             ], in: workspace)
             #expect(noKey.status == 78, "\(noKey.output)")
             #expect(noKey.output.contains("tls: a key is needed (tls.key or --tls-key)"), "\(noKey.output)")
+            let webWithoutCertificate = try await runPagerTestProcess(bin, [
+                "--listen", "127.0.0.1:0", "--state-dir", workspace.stateDir.path, "--web-tls-listen", "127.0.0.1:0",
+            ], in: workspace)
+            #expect(webWithoutCertificate.status == 78, "\(webWithoutCertificate.output)")
+            #expect(webWithoutCertificate.output.contains(
+                "--web-tls-listen needs a TLS certificate: give --tls-cert and --tls-key (or tls: in the config)"), "\(webWithoutCertificate.output)")
+            #expect(webWithoutCertificate.output.split(separator: "\n").count == 1, "\(webWithoutCertificate.output)")
         }
     }
 

@@ -49,6 +49,39 @@ import PageSyncServer
         }
     }
 
+    @Test func webTLSListenIsSetByKeyOrFlagAndNeedsTheTLSCertificate() async throws {
+        let dir = TempDir()
+        let file = dir.write("w.yaml", """
+            web-listen: ":8080"
+            web-tls-listen: "0.0.0.0:8443"
+            tls:
+              cert: /etc/pagesync/cert.pem
+              key: /etc/pagesync/key.pem
+            """)
+        let fromFile = try await ConfigLoader.load(configFile: file, overrides: .init(), environment: [:])
+        #expect(fromFile.webTLSListen == ListenAddress(host: "0.0.0.0", port: 8443))
+        #expect(fromFile.webListen == ListenAddress(host: "127.0.0.1", port: 8080))
+        #expect(fromFile.tls?.listen == nil, "the web listener may be the certificate's only use")
+        var overrides = CommandLineOverrides()
+        overrides.webTLSListen = ListenAddress(host: "127.0.0.1", port: 9443)
+        let fromFlag = try await ConfigLoader.load(configFile: file, overrides: overrides, environment: [:])
+        #expect(fromFlag.webTLSListen == ListenAddress(host: "127.0.0.1", port: 9443))
+        let tls = "\ntls:\n  cert: /c.pem\n  key: /k.pem"
+        for (yaml, message) in [
+            ("web-tls-listen: \"8443\"", "web-tls-listen: \"8443\" is not HOST:PORT (for example 0.0.0.0:8443)"),
+            ("web-tls-listen: \":8443\"", "--web-tls-listen needs a TLS certificate: give --tls-cert and --tls-key (or tls: in the config)"),
+            ("web-listen: \":8443\"\nweb-tls-listen: \":8443\"" + tls, "web-tls-listen 127.0.0.1:8443 is also the web-listen address"),
+            ("web-tls-listen: \":7777\"" + tls, "web-tls-listen 127.0.0.1:7777 is also the listen address"),
+        ] {
+            let bad = dir.write("bad.yaml", yaml)
+            await #expect {
+                try await ConfigLoader.load(configFile: bad, overrides: .init(), environment: [:])
+            } throws: { error in
+                "\(error)".hasSuffix(message)
+            }
+        }
+    }
+
     @Test func systemdStateDirectoryWins() {
         #expect(ConfigLoader.defaultStateDirectory(environment: ["STATE_DIRECTORY": "/var/lib/pagesync:/x", "HOME": "/h"]) == "/var/lib/pagesync")
         #expect(ConfigLoader.defaultStateDirectory(environment: ["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/pagesync")

@@ -19,6 +19,18 @@ import UV
         #expect(state.expiry(now: 6000) == .headTimeout)
     }
 
+    @Test func aHandshakeIsOverdueItsTimeoutAfterTheConnectionsStartWhateverTheHead() {
+        let tls = HTTPLimits(headTimeoutMilliseconds: 5000, handshakeTimeoutMilliseconds: 1000)
+        var state = HTTPConnectionState(limits: tls, now: 7000)
+        #expect(state.acceptedAt == 7000)
+        #expect(!state.handshakeOverdue(now: 7999))
+        #expect(state.handshakeOverdue(now: 8000))
+        #expect(state.expiry(now: 8000) == nil, "the head timeout alone has not run out")
+        _ = state.parsed(3, now: 7500)
+        #expect(state.handshakeOverdue(now: 9000), "counted from the start, not from a byte")
+        #expect(HTTPLimits().handshakeTimeoutMilliseconds == 10_000)
+    }
+
     @Test func aKeptAliveConnectionMayIdleThenHasAHeadTimeout() {
         var state = HTTPConnectionState(limits: limits, now: 0)
         _ = state.parsed(30, now: 10)

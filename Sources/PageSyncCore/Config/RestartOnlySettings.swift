@@ -22,6 +22,9 @@ public enum RestartOnlySettings {
         if fresh.webListen != running.webListen {
             warnings.append("web-listen changes need a restart; still \(running.webListen.map { "on \($0)" } ?? "off")")
         }
+        if fresh.webTLSListen != running.webTLSListen {
+            warnings.append("web-tls-listen changes need a restart; still \(running.webTLSListen.map { "on \($0)" } ?? "off")")
+        }
         if let redis = running.redis {
             if fresh.redis == nil {
                 warnings.append("engine changes need a restart; still redis")
@@ -46,6 +49,7 @@ public enum RestartOnlySettings {
         kept.listen = running.listen
         kept.metricsListen = running.metricsListen
         kept.webListen = running.webListen
+        kept.webTLSListen = running.webTLSListen
         kept.stateDirectory = running.stateDirectory
         kept.durability = running.durability
         kept.redis = running.redis

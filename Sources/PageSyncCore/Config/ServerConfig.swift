@@ -120,6 +120,9 @@ public struct ServerConfig: Equatable, Sendable {
     /// Where the web listener (the follower page and its WebSocket, `/ws`) listens; nil (the
     /// default) for none.
     public var webListen: ListenAddress?
+    /// Where the same web listener is served over TLS (HTTPS, `wss://`), with the certificate
+    /// of ``tls``; nil (the default) for none.
+    public var webTLSListen: ListenAddress?
     /// Origins (`https://slides.example.org`) whose pages may open the WebSocket besides the
     /// web listener's own host (default none).
     public var webOrigins: [String] = []
@@ -216,6 +219,17 @@ public struct ServerConfig: Equatable, Sendable {
             if web == listen { throw ConfigError("web-listen \(web) is also the listen address") }
             if web == tls?.listen { throw ConfigError("web-listen \(web) is also the TLS listen address") }
             if web == metricsListen { throw ConfigError("web-listen \(web) is also the metrics-listen address") }
+        }
+        if let web = webTLSListen {
+            guard tls != nil else {
+                throw ConfigError("--web-tls-listen needs a TLS certificate: give --tls-cert and --tls-key (or tls: in the config)")
+            }
+            if web.port != 0 {
+                if web == listen { throw ConfigError("web-tls-listen \(web) is also the listen address") }
+                if web == tls?.listen { throw ConfigError("web-tls-listen \(web) is also the TLS listen address") }
+                if web == metricsListen { throw ConfigError("web-tls-listen \(web) is also the metrics-listen address") }
+                if web == webListen { throw ConfigError("web-tls-listen \(web) is also the web-listen address") }
+            }
         }
         for origin in webOrigins where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) || origin.utf8.count > 200 {
             throw ConfigError("web-origins: \"\(origin.prefix(200))\" is not an origin like https://slides.example.org")

@@ -18,8 +18,8 @@ extension Coordinator {
         // The metrics listener and its connections (at most HTTPLimits.maxConnections) take
         // descriptors too.
         let metrics = config.metricsListen == nil ? 0 : 1 + HTTPLimits().maxConnections
-        // So do the web listener and the page requests it serves (its WebSockets are clients).
-        let web = config.webListen == nil ? 0 : 1 + HTTPLimits().maxConnections
+        // So do the web listeners and the page requests they serve (their WebSockets are clients).
+        let web = [config.webListen, config.webTLSListen].compactMap { $0 }.count * (1 + HTTPLimits().maxConnections)
         let fit = OpenFileBudget.fit(maxClients: config.maxClients, openFileLimit: openFiles, rooms: rooms.count, extra: metrics + web)
         if let warning = fit.warning { logger.warning("\(warning)") }
         admission.clientLimit = fit.maxClients

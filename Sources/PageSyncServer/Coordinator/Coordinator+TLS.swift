@@ -33,7 +33,7 @@ extension Coordinator {
         } catch {
             throw StartError("cannot listen for TLS on \(address): \(error)")
         }
-        if tlsSide.listeners.isEmpty {
+        if tlsSide.listeners.isEmpty && config.webTLSListen == nil {
             throw StartError(socketActivated
                 ? "TLS is configured but systemd passed no socket named \(TLSConfig.socketName) (FileDescriptorName=)"
                 : "TLS is configured but has no address: set tls.listen or --tls-listen")
@@ -139,11 +139,12 @@ extension Coordinator {
 }
 
 extension Coordinator {
-    /// SIGHUP for TLS: new connections get the new certificate, existing ones keep theirs; a
+    /// SIGHUP for TLS: new connections (the web listener's over TLS too: it reads
+    /// ``TLSSide/context`` at each accept) get the new certificate, existing ones keep theirs; a
     /// certificate that does not load leaves the old one in place. Returns the TLS settings now
     /// in force.
     func reloadTLS(_ fresh: TLSConfig?, context: Result<TLSContext, TLSError>?) -> TLSConfig? {
-        guard let current = config.tls, !tlsSide.listeners.isEmpty else {
+        guard let current = config.tls, !tlsSide.listeners.isEmpty || webTLSServer != nil else {
             if fresh != nil { logger.warning("reload: turning TLS on needs a restart") }
             return config.tls
         }

@@ -2,28 +2,62 @@ import PageSyncCore
 import PageSyncMarkdown
 import UV
 
-/// The `--web-listen` listener: the follower page, its script and style, and the WebSocket
-/// whose members are sessions like any TCP client's (same admission, limits, AUTH and WHO).
+/// The `--web-listen` and `--web-tls-listen` listeners: the follower page, its script and
+/// style, and the WebSocket whose members are sessions like any TCP client's (same admission,
+/// limits, AUTH and WHO), over HTTP and over TLS alike.
 extension Coordinator {
-    /// Starts the web listener when `web-listen` is set.
+    /// Starts the web listeners that are set: `web-listen`, and `web-tls-listen` with the
+    /// certificate the line protocol's TLS uses (``TLSSide/context``, made by ``startTLS(socketActivated:)``
+    /// before this, and replaced by SIGHUP for both).
     func startWeb() throws(StartError) {
-        guard let address = config.webListen else { return }
+        if let address = config.webListen {
+            webServer = try startWebServer(on: address, limits: HTTPLimits(), wrap: nil)
+            let bound = Monitoring.address(webServer?.localAddress) ?? "\(address)"
+            logger.info("follower page on http://\(bound)/, WebSocket on ws://\(bound)\(WebRoutes.webSocketPath)")
+        }
+        if let address = config.webTLSListen {
+            guard let tls = config.tls, tlsSide.context != nil else {
+                throw StartError("--web-tls-listen needs a TLS certificate: give --tls-cert and --tls-key (or tls: in the config)")
+            }
+            let limits = HTTPLimits(handshakeTimeoutMilliseconds: UInt64(tls.handshakeTimeoutSeconds) * 1000)
+            webTLSServer = try startWebServer(on: address, limits: limits) { tcp in self.wrapWebTLS(tcp) }
+            let bound = Monitoring.address(webTLSServer?.localAddress) ?? "\(address)"
+            logger.info("follower page on https://\(bound)/, WebSocket on wss://\(bound)\(WebRoutes.webSocketPath)")
+        }
+    }
+
+    private func startWebServer(on address: ListenAddress, limits: HTTPLimits,
+                                wrap: ((TCPConnection) -> (any StreamConnection)?)?) throws(StartError) -> HTTPServer {
         do {
             let listener = try TCPListener(loop: loop, host: address.host, port: Int(address.port))
-            let server = HTTPServer(loop: loop, listener: listener) { head in self.answerWeb(head) }
+            let server = HTTPServer(loop: loop, listener: listener, limits: limits, wrap: wrap) { head in self.answerWeb(head) }
             try server.start()
-            webServer = server
+            return server
         } catch {
             throw StartError("cannot listen for the web on \(address): \(error)")
         }
-        let bound = Monitoring.address(webServer?.localAddress) ?? "\(address)"
-        logger.info("follower page on http://\(bound)/, WebSocket on ws://\(bound)\(WebRoutes.webSocketPath)")
     }
 
-    /// Stops the web listener (shutdown); WebSocket members are closed with the other sessions.
+    /// A TLS web connection: the server side of a session with the certificate in force now.
+    private func wrapWebTLS(_ tcp: TCPConnection) -> (any StreamConnection)? {
+        guard let context = tlsSide.context, !shuttingDown else {
+            tcp.close()
+            return nil
+        }
+        do throws(TLSError) {
+            return try TLSConnection(tcp, loop: loop, context: context)
+        } catch {
+            logger.error("TLS web connection from \(tcp.peerDescription): \(error)")
+            return nil
+        }
+    }
+
+    /// Stops the web listeners (shutdown); WebSocket members are closed with the other sessions.
     func stopWeb() {
         webServer?.close()
         webServer = nil
+        webTLSServer?.close()
+        webTLSServer = nil
     }
 
     /// The web listener's answer to one request.

@@ -62,6 +62,8 @@ public actor Coordinator {
     var monitoring = Monitoring()
     /// The `--web-listen` listener (the follower page and its WebSocket), while it runs.
     var webServer: HTTPServer?
+    /// The `--web-tls-listen` listener (the same over TLS), while it runs.
+    var webTLSServer: HTTPServer?
 
     /// Presence and warnings kept for an authoritative engine (see Coordinator+Redis.swift).
     let shared = AuthoritySide()

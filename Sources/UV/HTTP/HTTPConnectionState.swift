@@ -41,10 +41,13 @@ public struct HTTPConnectionState: Equatable, Sendable {
     public private(set) var phase: Phase
     /// How many requests were answered on this connection (a later one may idle first).
     public private(set) var answered = 0
+    /// When the connection was accepted.
+    public let acceptedAt: UInt64
 
     /// A connection accepted at `now`, waiting for its first request.
     public init(limits: HTTPLimits, now: UInt64) {
         self.limits = limits
+        self.acceptedAt = now
         self.phase = .awaitingHead(since: now, firstByte: nil, bytes: 0)
     }
 
@@ -126,6 +129,12 @@ public struct HTTPConnectionState: Equatable, Sendable {
         case .responding: return .sendTimeout
         case .closed: return nil
         }
+    }
+
+    /// Whether a connection whose handshake (TLS) is still under way at `now` has taken longer
+    /// than ``HTTPLimits/handshakeTimeoutMilliseconds`` since it was accepted: close it.
+    public func handshakeOverdue(now: UInt64) -> Bool {
+        now >= acceptedAt &+ limits.handshakeTimeoutMilliseconds
     }
 
     /// Whether a connection that answered `head` stays open for another request: only when the

@@ -22,11 +22,15 @@ public struct HTTPLimits: Equatable, Sendable {
     public var sendTimeoutMilliseconds: UInt64
     /// Connections open at once; the next one gets `503` and is closed. Default 64.
     public var maxConnections: Int
+    /// How long a connection that begins with a handshake (an HTTPS server's TLS) may take to
+    /// complete it, from its start: past it the connection is closed, whatever the head
+    /// timeout. Default 10 s.
+    public var handshakeTimeoutMilliseconds: UInt64
 
     /// The limits; every argument defaults to the value documented on its property.
     public init(maxHeadBytes: Int = 8192, headTimeoutMilliseconds: UInt64 = 5000, idleTimeoutMilliseconds: UInt64 = 30_000,
                 lingerMilliseconds: UInt64 = 2000, maxLingerBytes: Int = 4 << 20, sendTimeoutMilliseconds: UInt64 = 10_000,
-                maxConnections: Int = 64) {
+                maxConnections: Int = 64, handshakeTimeoutMilliseconds: UInt64 = 10_000) {
         self.maxHeadBytes = maxHeadBytes
         self.headTimeoutMilliseconds = headTimeoutMilliseconds
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
@@ -34,5 +38,6 @@ public struct HTTPLimits: Equatable, Sendable {
         self.maxLingerBytes = maxLingerBytes
         self.sendTimeoutMilliseconds = sendTimeoutMilliseconds
         self.maxConnections = maxConnections
+        self.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
     }
 }

@@ -20,8 +20,8 @@ public struct HTTPServerStatistics: Equatable, Sendable {
     public var requests = 0
     /// Heads answered `400` (malformed, binary bytes, no `Host`) or `431` (too large).
     public var badRequests = 0
-    /// Connections closed by a limit: a head that came too slowly (`408`), or a response the
-    /// client did not read.
+    /// Connections closed by a limit: a head that came too slowly (`408`), a response the
+    /// client did not read, or a handshake (TLS) not completed in time.
     public var timeouts = 0
 
     /// No activity yet.
@@ -39,11 +39,18 @@ public struct HTTPServerStatistics: Equatable, Sendable {
 /// is answered and the connection closed (the body is never read); HTTP/1.0 closes after its
 /// answer unless it asked for keep-alive; connections past ``HTTPLimits/maxConnections`` get
 /// `503`. Pipelined requests are answered in order, each once the answer before has left.
+///
+/// With `wrap`, each accepted TCP connection is read through what `wrap` makes of it (a server
+/// ``TLSConnection``: HTTPS). The limits count such connections alike, and one still in its
+/// handshake past ``HTTPLimits/handshakeTimeoutMilliseconds`` is closed; one past
+/// ``HTTPLimits/maxConnections`` is closed without an answer (a `503` would wait for a handshake).
 public final class HTTPServer {
     let loop: EventLoop
     let limits: HTTPLimits
     let handler: (HTTPRequestHead) -> HTTPReply
     private let listener: TCPListener
+    /// Makes the stream read from an accepted TCP connection (TLS); nil: the TCP connection.
+    private let wrap: ((TCPConnection) -> (any StreamConnection)?)?
     private var connections: [ObjectIdentifier: HTTPServerConnection] = [:]
     private var sweepTimer: Timer?
     /// Counts of what the server did (accepted, refused, answered, closed by a limit).
@@ -52,12 +59,16 @@ public final class HTTPServer {
     public private(set) var isClosed = false
 
     /// A server on `listener` (bound, or adopted from systemd), not accepting yet: call ``start()``.
+    /// `wrap`, when given, makes the stream each accepted connection is read through (a server
+    /// ``TLSConnection`` for HTTPS); it returns nil, having closed the TCP connection, to drop it.
     public init(loop: EventLoop, listener: TCPListener, limits: HTTPLimits = HTTPLimits(),
+                wrap: ((TCPConnection) -> (any StreamConnection)?)? = nil,
                 handler: @escaping (HTTPRequestHead) -> HTTPReply) {
         loop.assertOnLoopThread()
         self.loop = loop
         self.listener = listener
         self.limits = limits
+        self.wrap = wrap
         self.handler = handler
     }
 
@@ -89,13 +100,19 @@ public final class HTTPServer {
         statistics.accepted += 1
         guard !isClosed, connections.count < limits.maxConnections else {
             statistics.refused += 1
+            guard wrap == nil else { return tcp.close() }
             let refusal = HTTPResponse.text(503, "too many connections (\(limits.maxConnections))")
             tcp.write([refusal.encodedHead(closing: true), refusal.body])
             tcp.shutdownAndClose()
             return
         }
         tcp.setNoDelay(true)
-        let connection = HTTPServerConnection(tcp, server: self, now: MonotonicClock.milliseconds())
+        var stream: any StreamConnection = tcp
+        if let wrap {
+            guard let wrapped = wrap(tcp) else { return }
+            stream = wrapped
+        }
+        let connection = HTTPServerConnection(stream, server: self, now: MonotonicClock.milliseconds())
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
         startSweeping()
@@ -117,6 +134,11 @@ public final class HTTPServer {
         timer.start(afterMilliseconds: 250, repeatMilliseconds: 250) { [unowned self] in
             let now = MonotonicClock.milliseconds()
             for connection in Array(connections.values) {
+                if connection.connection.isHandshaking && connection.state.handshakeOverdue(now: now) {
+                    statistics.timeouts += 1
+                    connection.closeNow()
+                    continue
+                }
                 if let expiry = connection.state.expiry(now: now) { connection.expire(expiry) }
             }
         }

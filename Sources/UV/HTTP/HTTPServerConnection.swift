@@ -1,8 +1,9 @@
 /// One connection of an ``HTTPServer``: reads request heads, asks the server's handler, writes
 /// the answers, and carries out what ``HTTPConnectionState`` decides. Loop thread only.
 final class HTTPServerConnection {
-    /// Plain TCP: a closing answer half-closes it (``TCPConnection/shutdownWrites()``).
-    let connection: TCPConnection
+    /// Plain TCP, or what the server's `wrap` made of it (TLS): a closing answer half-closes it
+    /// (``StreamConnection/shutdownWrites()``).
+    let connection: any StreamConnection
     private unowned let server: HTTPServer
     private(set) var state: HTTPConnectionState
     private let parser = HTTPHeadParser()
@@ -16,7 +17,7 @@ final class HTTPServerConnection {
     private var answersThisTurn = 0
     private static let answersPerTurn = 16
 
-    init(_ connection: TCPConnection, server: HTTPServer, now: UInt64) {
+    init(_ connection: any StreamConnection, server: HTTPServer, now: UInt64) {
         self.connection = connection
         self.server = server
         self.state = HTTPConnectionState(limits: server.limits, now: now)
@@ -135,8 +136,8 @@ final class HTTPServerConnection {
         let drained = connection.writeQueueSize == 0
         state.responded(keepOpen: keepOpen, drained: drained, now: MonotonicClock.milliseconds())
         if !keepOpen {
-            // Nothing more is parsed. A FIN follows the answer, so the client sees its end at
-            // once; what it still sends is read and dropped meanwhile, so that it reads the
+            // Nothing more is parsed. A FIN (over TLS, close_notify and a FIN) follows the
+            // answer, so the client sees its end at once; what it still sends is read and dropped meanwhile, so that it reads the
             // answer instead of a reset (a close with unread input resets the connection).
             pending = []
             pendingStart = 0

@@ -318,6 +318,19 @@ public final class TLSConnection: StreamConnection {
         finishShutdown()
     }
 
+    /// The half-close of TLS: close_notify after what was written, then a FIN once it left.
+    /// Reading goes on until the peer's end (`.eof`) or an error, but what the peer still sends
+    /// is dropped, not decrypted (the session is over for this side). Later writes are ignored.
+    /// While the handshake is under way it is ``shutdownAndClose()``.
+    public func shutdownWrites() {
+        loop.assertOnLoopThread()
+        guard !tcp.isClosed, !shutdownRequested else { return }
+        if engine.state == .handshaking { return shutdownAndClose() }
+        engine.shutdown()
+        flushOutput()
+        tcp.shutdownWrites()
+    }
+
     private func finishShutdown() {
         engine.shutdown()
         flushOutput()

@@ -36,6 +36,16 @@ import PageSyncCore
         #expect(turningOn == ["metrics-listen changes need a restart; still off"])
     }
 
+    @Test func webTLSListenNeedsARestart() {
+        var running = Self.journal()
+        running.webTLSListen = ListenAddress(host: "0.0.0.0", port: 8443)
+        var fresh = running
+        fresh.webTLSListen = ListenAddress(host: "0.0.0.0", port: 9443)
+        let (kept, warnings) = RestartOnlySettings.keep(running: running, fresh: fresh, socketActivated: false)
+        #expect(kept.webTLSListen == running.webTLSListen)
+        #expect(warnings == ["web-tls-listen changes need a restart; still on 0.0.0.0:8443"])
+    }
+
     @Test func theJournalEngineKeepsListenStateDirAndDurabilityAndNamesEach() {
         var fresh = Self.journal()
         fresh.listen = ListenAddress(host: "0.0.0.0", port: 7000)
