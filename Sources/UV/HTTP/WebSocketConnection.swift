@@ -19,6 +19,8 @@ import CWslay
 public final class WebSocketConnection: StreamConnection {
     /// The stream under the WebSocket (TCP, or TLS for `wss://`).
     public let base: any StreamConnection
+    /// `base` when it is plain TCP: asked without dynamic dispatch on the fan-out's path.
+    private let tcp: TCPConnection?
     private let loop: EventLoop
     private var context: OpaquePointer?
     /// Bytes read from `base` that wslay has not taken yet, from `inputStart` on.
@@ -36,6 +38,12 @@ public final class WebSocketConnection: StreamConnection {
     private var inputOver = false
     private var eofDelivered = false
     private var shutdownRequested = false
+    /// While wslay sends (``flush()``): the frames' bytes, written to the stream at once after
+    /// it (a frame comes as its header, then its payload: two writes, two packets, otherwise).
+    private var sending: [UInt8] = []
+    private var inSend = false
+    /// `base` was told to flush and close (``endBase()``).
+    private var baseEnding = false
 
     /// Called when ``writeQueueSize`` dropped to 0 after having been above 0.
     public var onWritesDrained: (() -> Void)?
@@ -43,11 +51,21 @@ public final class WebSocketConnection: StreamConnection {
     /// The close code sent for bad input (1002, 1003, 1007, 1009), or nil.
     public private(set) var failureCode: UInt16?
 
-    /// A WebSocket on `base`, whose `101` answer was written; `buffered` are the bytes read
-    /// after the handshake's head (frames sent early). Not reading until ``startReading(_:)``.
-    public init(_ base: any StreamConnection, loop: EventLoop, maxMessageBytes: Int, buffered: [UInt8] = []) {
+    /// Which end of the WebSocket this is.
+    public enum Role: Sendable {
+        /// The server's end: the peer's frames must be masked, its own are not.
+        case server
+        /// A client's end (``WebSocketClient``): its frames are masked, the peer's must not be.
+        case client
+    }
+
+    /// A WebSocket on `base`, whose `101` answer was written (or, for a client, read);
+    /// `buffered` are the bytes read after the handshake's head (frames sent early). Not
+    /// reading until ``startReading(_:)``.
+    public init(_ base: any StreamConnection, loop: EventLoop, maxMessageBytes: Int, buffered: [UInt8] = [], role: Role = .server) {
         loop.assertOnLoopThread()
         self.base = base
+        self.tcp = base as? TCPConnection
         self.loop = loop
         var callbacks = wslay_event_callbacks()
         callbacks.recv_callback = { _, buffer, length, _, user in
@@ -60,18 +78,42 @@ public final class WebSocketConnection: StreamConnection {
             guard let argument else { return }
             WebSocketConnection.from(user).message(argument.pointee)
         }
+        callbacks.genmask_callback = { _, buffer, length, _ in
+            // A client's masking keys: unpredictable, as RFC 6455 asks (10.3).
+            guard let buffer else { return -1 }
+            var generator = SystemRandomNumberGenerator()
+            for i in 0..<length { buffer[i] = UInt8.random(in: 0...255, using: &generator) }
+            return 0
+        }
         var created: OpaquePointer?
-        if wslay_event_context_server_init(&created, &callbacks, Unmanaged.passUnretained(self).toOpaque()) == 0 {
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        let status = role == .server ? wslay_event_context_server_init(&created, &callbacks, user)
+                                     : wslay_event_context_client_init(&created, &callbacks, user)
+        if status == 0 {
             context = created
             wslay_event_config_set_max_recv_msg_length(created, UInt64(max(1, maxMessageBytes)))
         }
-        base.onWritesDrained = { [weak self] in self?.onWritesDrained?() }
+        // Unowned, not weak: a weak reference would put every retain of this object (one per
+        // line the fan-out writes) on the runtime's slow path. `deinit` takes both callbacks
+        // away from `base`, so neither outlives this object.
+        base.onWritesDrained = { [unowned self] in self.onWritesDrained?() }
         input = buffered
         if context == nil { base.close() }
     }
 
     deinit {
+        // `base`'s callbacks hold this object unowned: none may run after it. A base still
+        // sending its last bytes (``endBase()``) has dropped its reader already; one left open
+        // without a close is closed.
+        base.onWritesDrained = nil
+        if !baseEnding && !base.isClosed { base.close() }
         if let context { wslay_event_context_free(context) }
+    }
+
+    /// `base` flushes what was written and closes (its reader dropped).
+    private func endBase() {
+        baseEnding = true
+        base.shutdownAndClose()
     }
 
     private static func from(_ user: UnsafeMutableRawPointer?) -> WebSocketConnection {
@@ -99,14 +141,18 @@ public final class WebSocketConnection: StreamConnection {
         return count
     }
 
-    /// wslay sends a frame's bytes: all of them go to the stream (which queues what the
-    /// kernel does not take).
+    /// wslay sends a frame's bytes: all of them are taken, gathered for ``flush()``'s one write
+    /// (the stream queues what the kernel does not take).
     private func transmit(_ data: UnsafePointer<UInt8>?, _ length: Int) -> Int {
         guard !base.isClosed, let data else {
             wslay_event_set_error(context, WSLAY_ERR_CALLBACK_FAILURE.rawValue)
             return -1
         }
-        base.write(UnsafeRawBufferPointer(start: data, count: length))
+        if inSend {
+            sending.append(contentsOf: UnsafeBufferPointer(start: data, count: length))
+        } else {
+            base.write(UnsafeRawBufferPointer(start: data, count: length))
+        }
         return length
     }
 
@@ -154,7 +200,7 @@ public final class WebSocketConnection: StreamConnection {
         if !received.isEmpty || (inputOver && !eofDelivered) || input.count > inputStart {
             scheduleDelivery()
         }
-        if !inputOver { base.startReading { [weak self] event in self?.baseEvent(event) } }
+        if !inputOver { base.startReading { [unowned self] event in self.baseEvent(event) } }
     }
 
     /// Stops delivering lines (what was read waits, and reading from the stream stops).
@@ -205,7 +251,7 @@ public final class WebSocketConnection: StreamConnection {
             }
             // The close handshake is over (or the connection failed): nothing more to say.
             if !base.isClosed, failureCode != nil || wslay_event_get_close_sent(context) != 0 {
-                base.shutdownAndClose()
+                endBase()
             }
         }
     }
@@ -234,18 +280,28 @@ public final class WebSocketConnection: StreamConnection {
         loop.assertOnLoopThread()
         guard let context, !base.isClosed, !shutdownRequested else { return }
         var start = 0
-        for (index, byte) in bytes.enumerated() where byte == 0x0A {
-            partialLine.append(contentsOf: bytes[start..<index])
-            if partialLine.last == 0x0D { partialLine.removeLast() }
-            partialLine.withUnsafeBufferPointer { line in
-                var message = wslay_event_msg(opcode: UInt8(WSLAY_TEXT_FRAME.rawValue), msg: line.baseAddress, msg_length: line.count)
-                _ = wslay_event_queue_msg(context, &message)
+        while let lf = bytes[start...].firstIndex(of: 0x0A) {
+            if partialLine.isEmpty {
+                // A whole line (the usual case): queued from `bytes`, no copy of ours.
+                let end = lf > start && bytes[lf - 1] == 0x0D ? lf - 1 : lf
+                Self.queue(context, UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+            } else {
+                partialLine.append(contentsOf: bytes[start..<lf])
+                if partialLine.last == 0x0D { partialLine.removeLast() }
+                partialLine.withUnsafeBytes { Self.queue(context, $0) }
+                partialLine = []  // not kept: an idle member holds no buffer
             }
-            partialLine.removeAll(keepingCapacity: partialLine.capacity <= 4096)
-            start = index + 1
+            start = lf + 1
         }
-        partialLine.append(contentsOf: bytes[start...])
+        if start < bytes.count { partialLine.append(contentsOf: bytes[start...]) }
         flush()
+    }
+
+    /// Queues `line` as one text message (wslay copies it).
+    private static func queue(_ context: OpaquePointer, _ line: UnsafeRawBufferPointer) {
+        var message = wslay_event_msg(opcode: UInt8(WSLAY_TEXT_FRAME.rawValue),
+                                      msg: line.baseAddress?.assumingMemoryBound(to: UInt8.self), msg_length: line.count)
+        _ = wslay_event_queue_msg(context, &message)
     }
 
     /// Sends each complete line in `bytes`.
@@ -257,13 +313,22 @@ public final class WebSocketConnection: StreamConnection {
     /// Sends each complete line in the bytes `parts` point at, in order.
     public func write(gathering parts: UnsafeBufferPointer<UnsafeRawBufferPointer>) { for part in parts { write(part) } }
 
+    /// Has wslay send what it queued, and writes it to the stream in one write.
     private func flush() {
         guard let context, !base.isClosed else { return }
+        inSend = true
         _ = wslay_event_send(context)
+        inSend = false
+        guard !sending.isEmpty else { return }
+        if !base.isClosed { sending.withUnsafeBytes { base.write($0) } }
+        sending = []  // not kept: an idle member holds no buffer
     }
 
     /// A line not complete yet, plus what the stream queued.
-    public var writeQueueSize: Int { base.isClosed ? 0 : partialLine.count + base.writeQueueSize }
+    public var writeQueueSize: Int {
+        if let tcp { return tcp.isClosed ? 0 : partialLine.count + tcp.writeQueueSize }
+        return base.isClosed ? 0 : partialLine.count + base.writeQueueSize
+    }
 
     /// A line not complete yet, plus what the stream's queued output holds.
     public var queuedOutputMemory: Int { base.isClosed ? 0 : partialLine.count + base.queuedOutputMemory }
@@ -310,6 +375,6 @@ public final class WebSocketConnection: StreamConnection {
             _ = wslay_event_queue_close(context, UInt16(WSLAY_CODE_NORMAL_CLOSURE.rawValue), nil, 0)
             flush()
         }
-        base.shutdownAndClose()
+        endBase()
     }
 }

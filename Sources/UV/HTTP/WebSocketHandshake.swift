@@ -70,9 +70,14 @@ public enum WebSocketHandshake {
         _ = input.withUnsafeBytes { bytes in
             EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha1(), nil)
         }
-        var encoded = [UInt8](repeating: 0, count: 29)  // 4 * ceil(20 / 3) + NUL
-        let count = EVP_EncodeBlock(&encoded, digest, 20)
-        return String(decoding: encoded[0..<Int(count)], as: UTF8.self)
+        return base64(Array(digest[0..<Int(length)]))
+    }
+
+    /// `bytes` in base64 (with padding), by OpenSSL.
+    public static func base64(_ bytes: [UInt8]) -> String {
+        var encoded = [UInt8](repeating: 0, count: 4 * ((bytes.count + 2) / 3) + 1)  // and a NUL
+        let count = EVP_EncodeBlock(&encoded, bytes, Int32(bytes.count))
+        return String(decoding: encoded[0..<Int(max(0, count))], as: UTF8.self)
     }
 
     /// Whether `key` is 16 bytes in base64: 22 base64 characters, the last with its 4 low bits
