@@ -115,7 +115,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: staticSwiftRuntime),
         .executableTarget(
-            name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            name: "pagesync-bench", dependencies: ["UV", "PageSyncCore", "CWslay", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             linkerSettings: staticSwiftRuntime),
 
         .testTarget(name: "PageSyncCoreTests", dependencies: ["PageSyncCore", "TestSupport"], swiftSettings: testCode),

@@ -53,6 +53,8 @@ final class Session: DeliveryMember {
     var inputEnded = false
     /// Looks at the first byte the client sends (TLS), and at nothing after it.
     var crossProtocolGuard = CrossProtocolGuard()
+    /// A browser's WebSocket: its commands share the web's budget per turn (``TurnBudget``).
+    let sharesWebBudget: Bool
     /// ``handRaised``, with 0 for none (an optional would take 16 bytes).
     private var handRaisedAt: UInt64 = 0
     /// When its hand went up (a number that only grows, never 0: the lowest is the hand up
@@ -71,6 +73,7 @@ final class Session: DeliveryMember {
         self.name = name
         self.connection = connection
         self.writer = connection.directWriter
+        self.sharesWebBudget = connection is WebSocketConnection
         self.framer = LineFramer(maxLineLength: maxLineLength)
         self.runtime = runtime
         self.control = control
@@ -126,6 +129,10 @@ extension OutboxChunk: ContiguousBytesLender {}
 package struct TurnBudget {
     /// Commands per client and turn.
     package static let commands = 64
+    /// Commands per turn of all the web's members together (browsers: a reader sends a command
+    /// now and then), so that a flood of WebSocket commands, from however many connections,
+    /// delays the line protocol's members by at most these few commands a turn.
+    package static let webCommands = 8
     /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
     package static let bytes = 256 << 10
     /// Loop CPU time (``ThreadCPUTime``, so a preempted turn is not charged) per client and

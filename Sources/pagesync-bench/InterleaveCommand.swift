@@ -1,7 +1,7 @@
 import ArgumentParser
 import UV
 
-/// One `--target` of `interleave`: `[LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE][,change=line]`.
+/// One `--target` of `interleave`: `[LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE][,ws=PATH][,change=line]`.
 struct TargetSpec: ExpressibleByArgument, Sendable {
     /// Names the target's result rows (default: the kind).
     var label: String
@@ -12,6 +12,8 @@ struct TargetSpec: ExpressibleByArgument, Sendable {
     var driverPort: Int?
     /// Followers speak TLS, verifying the server with this CA file (PEM).
     var tlsCA: String?
+    /// Followers are WebSockets upgrading this path on `port` (pagesyncd's web listener).
+    var webSocketPath: String?
     /// pagesyncd: the driver's changes are `LINE` (a presenter's scroll) instead of page turns.
     var lineChanges = false
 
@@ -39,6 +41,9 @@ struct TargetSpec: ExpressibleByArgument, Sendable {
             case "tls-ca":
                 guard !value.isEmpty else { return nil }
                 tlsCA = value
+            case "ws":
+                guard value.hasPrefix("/"), target == .pagesyncd else { return nil }
+                webSocketPath = value
             case "change":
                 guard value == "line" || value == "page", target == .pagesyncd else { return nil }
                 lineChanges = value == "line"
@@ -73,7 +78,7 @@ struct InterleaveCommand: ParsableCommand {
     static let followersPerWorker = 9000
 
     @Option(name: .customLong("target"), help: ArgumentHelp(
-        "A target, [LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE]: KIND is pagesyncd, redis, nats or floor; LABEL (default KIND) names its rows, e.g. pagesyncd-always=pagesyncd:7001; tls-ca: its followers speak TLS to PORT and the driver uses driver-port in plaintext. Repeat for each target; labels must differ.",
+        "A target, [LABEL=]KIND:PORT[,driver-port=PORT][,tls-ca=FILE][,ws=PATH]: KIND is pagesyncd, redis, nats or floor; LABEL (default KIND) names its rows, e.g. pagesyncd-always=pagesyncd:7001; tls-ca: its followers speak TLS to PORT and the driver uses driver-port in plaintext; ws (pagesyncd): its followers are WebSockets upgrading that path on PORT (the web listener), the driver on driver-port. Repeat for each target; labels must differ.",
         valueName: "spec")) var targets: [TargetSpec]
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Follower counts, comma-separated; for each, every target has that many followers at once.") var followers = "100,1000,10000"
@@ -113,7 +118,7 @@ struct InterleaveCommand: ParsableCommand {
             hub.lineChanges = spec.lineChanges
             let session = TargetSession(runner: runner, hub: hub)
             sessions.append(session)
-            try session.startWorkers(count: perTarget, host: host, ports: [spec.port], tlsCA: spec.tlsCA)
+            try session.startWorkers(count: perTarget, host: host, ports: [spec.port], tlsCA: spec.tlsCA, webSocketPath: spec.webSocketPath)
             if let error = session.connectDriver() { log("\(spec.label): \(error)"); throw ExitCode(1) }
         }
 

@@ -10,7 +10,7 @@ struct ReportCommand: ParsableCommand {
 
     @Argument(help: "Result TSV files, one per run.") var files: [String]
     @Option(help: "The label the ratios are computed for.") var primary = "pagesyncd"
-    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-tls,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
+    @Option(help: "Column order (labels not listed follow).") var columns = "pagesyncd,pagesyncd-tls,pagesyncd-ws,pagesyncd-always,pre-nofsync,pre-fsync,redis,nats,floor"
     @Option(name: .customLong("ratio-labels"), help: "Labels whose fan-out p50/p99 and idle RSS are also given as ratios to redis and the floor (a second table), comma-separated.") var ratioLabelsOption = "pagesyncd,pagesyncd-always,pre-nofsync,pre-fsync"
     @Option(name: .customLong("durable-columns"), help: "Column order of the durable-throughput table.") var durableColumns = "pagesyncd,pre-fsync,pagesyncd-always,redis,redis-always"
     @Option(name: .customLong("fanout-pairs"), help: "Fan-out p50/p99 ratios between two labels, as a/b pairs, comma-separated (a third table; none by default).") var fanoutPairs = ""

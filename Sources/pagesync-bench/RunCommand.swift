@@ -84,7 +84,8 @@ struct Run: ParsableCommand {
     @Option(help: "Target host (loopback).") var host = "127.0.0.1"
     @Option(help: "Target port.") var port: Int
     @Option(name: .customLong("tls-ca"), help: ArgumentHelp("Followers (and churn connections) speak TLS to --port, verifying the server with this CA file (PEM); the driver stays on --driver-port in plaintext (default: no TLS).", valueName: "file")) var tlsCA: String?
-    @Option(name: .customLong("driver-port"), help: "Port of the driver and pinger (default: --port); with --tls-ca, the daemon's plaintext port.") var driverPort: Int?
+    @Option(name: .customLong("driver-port"), help: "Port of the driver and pinger (default: --port); with --tls-ca or --ws, the daemon's plaintext port.") var driverPort: Int?
+    @Option(name: .customLong("ws"), help: ArgumentHelp("Followers (and churn connections) are WebSockets: they upgrade this path (e.g. /ws) on --port, a pagesyncd --web-listen, and read each message as a line; the driver stays on --driver-port (default: no WebSocket).", valueName: "path")) var webSocketPath: String?
     @Option(name: .customLong("ping-timeout-ms"), help: "How long the idle test waits for every follower's PONG.") var pingTimeoutMs = 30_000
     @Option(name: .customLong("server-pid"), help: "The target's PID, for RSS and fd counts.") var serverPID: Int32?
     @Option(help: "Label for the result rows (default: the target).") var label: String?
@@ -101,6 +102,7 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("churn-ms"), help: "Churn duration in milliseconds.") var churnMs = 3000
     @Option(name: .customLong("churn-concurrency"), help: "Concurrent connect/ping/close chains per worker.") var churnConcurrency = 16
     @Option(name: .customLong("settle-ms"), help: "Pause before reading the server's RSS.") var settleMs = 1000
+    @Option(name: .customLong("idle-warm-up"), help: "The idle test first opens this many clients and keeps them, unmeasured: what the first connections of a fresh server fault in once (code, tables) is not counted per client.") var idleWarmUp = 0
     @Option(name: .customLong("follower-ports"), help: "Ports the followers connect to, comma-separated; worker i uses the (i mod count)-th (default: --port). For several daemons sharing rooms: the driver stays on --port.") var followerPorts: String?
 
     func run() throws {
@@ -115,7 +117,7 @@ struct Run: ParsableCommand {
         }
         // Workers: re-exec ourselves.
         let spread = followerPorts.map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
-        try session.startWorkers(count: max(1, workers), host: host, ports: spread.isEmpty ? [port] : spread, tlsCA: tlsCA)
+        try session.startWorkers(count: max(1, workers), host: host, ports: spread.isEmpty ? [port] : spread, tlsCA: tlsCA, webSocketPath: webSocketPath)
 
         if let driverError = session.connectDriver() { log("\(target): \(driverError)"); throw ExitCode(1) }
 
@@ -210,6 +212,12 @@ struct Run: ParsableCommand {
         if tests.contains("idle") {
             // Idle clients held, their cost in server memory, then one ping each: all must answer.
             for n in followers.split(separator: ",").compactMap({ Int($0) }) {
+                var warmed = 0
+                if idleWarmUp > 0 {
+                    let warm = open(idleWarmUp, idleTimeoutMs: 10_000)
+                    warmed = warm.ready
+                    log("\(sink.label) idle warm-up: \(warm.ready) held, \(warm.errors) errors")
+                }
                 sleepMilliseconds(settleMs)
                 let opened = openMeasuringRSS(n, idleTimeoutMs: 10_000, metric: "idle_mem_per_conn_bytes", what: "idle N=\(n)") { opened, seconds in
                     sink.add("idle_ready", n: n, Double(opened.ready))
@@ -221,7 +229,8 @@ struct Run: ParsableCommand {
                 let replies: [String] = runner.sync { done in
                     hub.value.request(wrapped.value, wrapped.value.map { _ in "PINGALL \(pingTimeoutMs)" }, expect: "PONGED", done)
                 }
-                let pongs = replies.reduce(0) { $0 + (Int($1.split(separator: " ")[1]) ?? 0) }
+                // Every held client pings, the warm-up's too: theirs are not this N's.
+                let pongs = replies.reduce(0) { $0 + (Int($1.split(separator: " ")[1]) ?? 0) } - warmed
                 sink.add("idle_pongs", n: n, Double(pongs))
                 log("\(sink.label) idle N=\(n): \(pongs) of \(opened.ready) answered a PING")
                 closeAll()
@@ -296,11 +305,12 @@ struct WorkerCommand: ParsableCommand {
     @Option var port: Int
     @Option var id: Int
     @Option(name: .customLong("tls-ca")) var tlsCA: String?
+    @Option(name: .customLong("ws")) var webSocketPath: String?
 
     func run() throws {
         let loop = try EventLoop()
         let tls = try tlsCA.map { path throws(TLSError) in try TLSContext.client(caFile: path) }
-        let worker = Worker(loop: loop, target: target, host: host, port: port, tls: tls)
+        let worker = Worker(loop: loop, target: target, host: host, port: port, tls: tls, webSocketPath: webSocketPath)
         worker.start(controlPort: controlPort, id: id)
         loop.run()
     }

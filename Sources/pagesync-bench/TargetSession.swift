@@ -26,10 +26,11 @@ final class TargetSession {
     }
 
     /// Starts `count` workers (this executable re-executed as `worker`) whose followers connect
-    /// to `host` on `ports[i mod ports.count]` (TLS when `tlsCA` is set), and waits (up to 10 s)
+    /// to `host` on `ports[i mod ports.count]` (TLS when `tlsCA` is set, WebSockets upgrading
+    /// `webSocketPath` when it is), and waits (up to 10 s)
     /// until every one has connected to the hub. Workers spawned before a failure are still in
     /// `workerPIDs`, for `stopWorkers`. Throws `ExitCode(1)` after logging what failed.
-    func startWorkers(count: Int, host: String, ports: [Int], tlsCA: String?) throws {
+    func startWorkers(count: Int, host: String, ports: [Int], tlsCA: String?, webSocketPath: String? = nil) throws {
         let hub = self.hub
         let controlPort: Int = runner.sync { done in
             do { done(try hub.value.listen(expecting: count) { log("workers connected") }) } catch {
@@ -41,7 +42,8 @@ final class TargetSession {
             let port = ports[id % ports.count]  // this worker's followers connect here
             guard let child = Spawn.run(Spawn.selfExecutable, ["worker", "--control-port", "\(controlPort)", "--target", hub.value.target.rawValue,
                                                                 "--host", host, "--port", "\(port)", "--id", "\(id)"]
-                                                                + (tlsCA.map { ["--tls-ca", $0] } ?? [])) else {
+                                                                + (tlsCA.map { ["--tls-ca", $0] } ?? [])
+                                                                + (webSocketPath.map { ["--ws", $0] } ?? [])) else {
                 log("cannot spawn worker"); throw ExitCode(1)
             }
             workerPIDs.append(child.pid)

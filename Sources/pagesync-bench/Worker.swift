@@ -35,6 +35,8 @@ final class Worker {
     let port: Int
     /// Set for TLS followers.
     let tls: TLSContext?
+    /// Set for WebSocket followers: the path (and query) they upgrade, e.g. `/ws`.
+    let webSocketPath: String?
     private var control: TCPConnection?
     private var controlSplitter = LineSplitter()
     private let ticker: UV.Timer
@@ -52,7 +54,9 @@ final class Worker {
     private var reasons: [String: Int] = [:]
     private var lastProgress: UInt64 = 0
     private var idleTimeout: UInt64 = 0
-    private let window = 128
+    /// Connections being opened at once (a WebSocket's upgrade is an HTTP request: the web
+    /// listener answers at most 64 connections at once, so 32).
+    private var window: Int { webSocketPath == nil ? 128 : 32 }
 
     // ARM state
     private var mode = Mode.idle
@@ -76,18 +80,29 @@ final class Worker {
     private var pongs = 0
     private var pingDeadline: UInt64 = 0
 
-    init(loop: EventLoop, target: Target, host: String, port: Int, tls: TLSContext? = nil) {
+    init(loop: EventLoop, target: Target, host: String, port: Int, tls: TLSContext? = nil, webSocketPath: String? = nil) {
         self.loop = loop
         self.target = target
         self.host = host
         self.port = port
         self.tls = tls
+        self.webSocketPath = webSocketPath
         ticker = UV.Timer(loop: loop)
     }
 
-    /// Connects one follower or churn connection: plain TCP, or TLS when `tls` is set.
+    /// Connects one follower or churn connection: plain TCP, TLS when `tls` is set, or a
+    /// WebSocket (its lines one message each) when `webSocketPath` is.
     private func connect(_ done: @escaping (Result<any StreamConnection, UVError>) -> Void) {
-        if let tls {
+        if let webSocketPath {
+            WebSocketClient.connect(loop: loop, host: host, port: port, path: webSocketPath) { result in
+                done(result.map { $0 as any StreamConnection }.mapError { failure in
+                    switch failure {
+                    case .connection(let error): error ?? .endOfFile
+                    case .refused: .connectionRefused
+                    }
+                })
+            }
+        } else if let tls {
             TLSConnection.connect(loop: loop, host: host, port: port, context: tls) { done($0.map { $0 as any StreamConnection }) }
         } else {
             TCPConnection.connect(loop: loop, host: host, port: port) { done($0.map { $0 as any StreamConnection }) }

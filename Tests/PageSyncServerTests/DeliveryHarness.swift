@@ -12,6 +12,7 @@ final class MemoryClient: DeliveryMember {
     var resumeQueued = false
     var commandsThisTurn = 0
     var timeThisTurn: Duration = .zero
+    var sharesWebBudget = false
     let id: Int
     let name: String
     /// Whether the peer reads: while it does not, every write waits in the connection.

@@ -272,6 +272,27 @@ import PageSyncServer
         #expect(handled, "a new turn, a new budget")
     }
 
+    @Test func theWebsMembersShareOneBudgetPerTurnAndResumeInTheOrderTheyPaused() {
+        var h = DeliveryHarness()
+        let a = h.room("a")
+        let (web1, web2, web3) = (h.connect("web1", to: a), h.connect("web2", to: a), h.connect("web3", to: a))
+        for client in [web1, web2, web3] { client.sharesWebBudget = true }
+        let ann = h.connect("ann", to: a)
+        var handled = 0
+        while h.command(web1) { handled += 1 }
+        #expect(handled == TurnBudget.webCommands, "one web member can spend the web's whole budget")
+        let web2Handled = h.command(web2)
+        #expect(!web2Handled && web2.outbox.state == .paused, "then the next waits for the next turn")
+        _ = h.command(web3)
+        for _ in 0..<TurnBudget.commands {
+            let annHandled = h.command(ann)
+            #expect(annHandled, "a line-protocol member has its own budget, whatever the web does")
+        }
+        let turn = h.endTurn()
+        #expect(turn.resumed.map(\.name) == ["web1", "web2", "web3"], "in the order they paused")
+        #expect(h.command(web2) && h.command(web3), "a new turn, the web's budget again")
+    }
+
     @Test func aClientWhoseOutputBacksUpPausesUntilItDrains() {
         var h = DeliveryHarness()
         h.delivery.outputHighWater = 64

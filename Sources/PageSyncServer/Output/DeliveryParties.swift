@@ -27,6 +27,9 @@ package protocol DeliveryMember: AnyObject {
     var commandsThisTurn: Int { get set }
     /// Loop time spent on the client's commands in the current loop turn (see ``TurnBudget``).
     var timeThisTurn: Duration { get set }
+    /// Whether the client's commands count against the budget the web's members share
+    /// (``TurnBudget/webCommands``): a browser's WebSocket.
+    var sharesWebBudget: Bool { get }
 
     /// Whether output is queued in the connection: the kernel would not take more.
     var backedUp: Bool { get }

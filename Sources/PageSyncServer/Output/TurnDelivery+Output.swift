@@ -20,6 +20,7 @@ extension TurnDelivery {
             member.timeThisTurn = .zero
         }
         turnUsers.removeAll(keepingCapacity: true)
+        webCommandsThisTurn = 0
         return !resumeList.isEmpty || !deferredFlush.isEmpty
     }
 

@@ -114,6 +114,9 @@ package struct TurnDelivery<Member: DeliveryMember> {
     var waiting: [Member] = []
     /// Clients that handled commands in this turn (their budgets are reset after it).
     var turnUsers: [Member] = []
+    /// Commands the web's members (``DeliveryMember/sharesWebBudget``) handled in this turn,
+    /// all together (``TurnBudget/webCommands``).
+    var webCommandsThisTurn = 0
     /// Rooms whose ``FanoutLog`` holds lines not every member was offered.
     var fanoutRooms: [Runtime] = []
     /// Clients whose output has all been written and that are to be closed (``takeClosed()``).
@@ -237,63 +240,6 @@ package struct TurnDelivery<Member: DeliveryMember> {
         guard !closed.isEmpty else { return [] }
         defer { closed.removeAll() }
         return closed
-    }
-
-    // MARK: - Input
-
-    /// Whether `member`, which has used `time` of the loop in this turn, may handle another
-    /// command now. If not, its input is paused and the caller stops reading it: it resumes
-    /// once its output drains (``writesDrained(_:)``), or, when its budget for the turn is
-    /// spent (``TurnBudget``), in the next turn, after other clients' I/O was polled.
-    package mutating func mayHandleCommand(_ member: Member, used time: Duration) -> Bool {
-        if member.outbox.mustPause(queued: member.queuedOutputMemory, highWater: outputHighWater) {
-            member.outbox.state = .paused
-            return false
-        }
-        if TurnBudget.spent(commands: member.commandsThisTurn, stagedBytes: member.outbox.stagedBytes, time: time) {
-            member.outbox.state = .paused
-            queueResume(member)
-            return false
-        }
-        return true
-    }
-
-    /// `member` is handling a command: it counts against its budget for this turn.
-    package mutating func commandStarted(_ member: Member) {
-        member.commandsThisTurn += 1
-        if member.commandsThisTurn == 1 { turnUsers.append(member) }
-    }
-
-    mutating func queueResume(_ member: Member) {
-        guard !member.resumeQueued else { return }
-        member.resumeQueued = true
-        resumeList.append(member)
-    }
-
-    /// Phase 1 of a loop turn: the paused clients whose output has drained enough (or whose
-    /// budget was spent in the last turn) read on. Their input is open again; the caller
-    /// handles what they sent and starts reading them.
-    package mutating func takeResumable() -> [Member] {
-        guard !resumeList.isEmpty else { return [] }
-        var ready: [Member] = []
-        for member in resumeList {
-            member.resumeQueued = false
-            guard member.outbox.state == .paused,
-                member.outbox.mayResume(queued: member.queuedOutputMemory, highWater: outputHighWater)
-            else { continue }
-            member.outbox.state = .open
-            ready.append(member)
-        }
-        resumeList.removeAll(keepingCapacity: true)
-        return ready
-    }
-
-    /// `member`'s connection wrote everything queued: what waits may go, and paused input
-    /// may resume.
-    package mutating func writesDrained(_ member: Member) {
-        guard member.outbox.state != .closed else { return }
-        if !member.outbox.isEmpty { queueFlush(member) }
-        if member.outbox.state == .paused { queueResume(member) }
     }
 
     // MARK: - Groups
