@@ -83,6 +83,12 @@ struct BenchGoals {
                         figure: churn.map { "\(ReportCommand.show($0))/s" } ?? Self.notMeasured, met: churn.map { $0 >= 1000 }))
         rows.append(fanoutRow("42", "WebSocket fan-out p99 ≤ 1.2× TCP's, N=1000", "pagesyncd-ws", against: "pagesyncd", 1000, atMost: 1.2))
         rows.append(webSocketMemoryRow())
+        var flood = runRatioRow("42", "a WebSocket flood (16 members, 64 commands in flight each) leaves a TCP member's PING p99 unchanged (≤ 1.1×; median of the 1 s blocks' p99s)",
+                                "pagesyncd", "pagesyncd", "flood_ping_block_p99_us", 16, atMost: 1.1, over: "flood_ping_block_p99_quiet_us")
+        if flood.met != nil, let rate = medianOf("pagesyncd", "flood_messages_per_s", 16) {
+            flood.figure += "; the flood answered \(ReportCommand.show(rate)) commands/s"
+        }
+        rows.append(flood)
         rows += monitoringRows()
         // Issue 11, when the run had three daemons sharing rooms through Redis.
         if runs.contains(where: { $0["redis-engine"] != nil }) {
