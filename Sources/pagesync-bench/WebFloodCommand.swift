@@ -8,7 +8,8 @@ import Glibc
 /// `pagesync-bench webflood`: a TCP member's `PING` round trips while WebSocket members flood
 /// the daemon's web listener with commands (each keeps `--in-flight` `PING` messages
 /// outstanding, sending one more for every answer), in 1 s blocks alternating with quiet ones,
-/// so that whatever else the machine does falls on both alike.
+/// so that whatever else the machine does falls on both alike. The flooders' thread runs at
+/// nice 19: they stand for other machines, not for a load on the probe's CPU.
 struct WebFloodCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webflood",
@@ -30,10 +31,23 @@ struct WebFloodCommand: ParsableCommand {
     @Option(help: "Label for the result rows.") var label = "pagesyncd"
     @Option(help: "Append result rows to this TSV file.") var out: String?
 
+    /// The calling thread's id (Glibc's module exports neither `gettid` nor `syscall`): the
+    /// last part of `/proc/thread-self`, a link to `<pid>/task/<tid>`; 0 (the process) if unread.
+    private static func threadID() -> id_t {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard count > 0 else { return 0 }
+        let link = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return link.split(separator: "/").last.flatMap { id_t($0) } ?? 0
+    }
+
     func run() throws {
         let sink = ResultSink(label: label, path: out)
         var probe = try LineProbe(port: port)
         let runner = try LoopRunner()
+        // The flooders stand for other machines: on this one their loop runs at the lowest
+        // priority, so that the probe's own wait for a CPU is not the flood's doing.
+        let _: Bool = runner.sync { done in done(setpriority(__priority_which_t(PRIO_PROCESS.rawValue), Self.threadID(), 19) == 0) }
         let (webPort, flooders, inFlight) = (self.webPort, self.flooders, self.inFlight)
         let flood: LoopBound<Flood> = runner.sync { done in
             let flood = Flood(loop: runner.loop, port: webPort, members: flooders, inFlight: inFlight)
