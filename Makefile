@@ -13,6 +13,7 @@
 #   $(PREFIX)/bin/pagesyncd, $(PREFIX)/bin/pagesync
 #   $(PREFIX)/lib/systemd/system/pagesyncd.{service,socket}, pagesyncd-socket.service,
 #       pagesyncd-tls.socket (the TLS port under socket activation)
+#       pagesyncd-web.socket (the follower page under socket activation)
 #       systemd reads /usr/local/lib/systemd/system for locally installed units (and
 #       /usr/lib/systemd/system for PREFIX=/usr); /etc/systemd/system stays the admin's,
 #       for `systemctl edit` drop-ins. Override with UNITDIR=.
@@ -52,7 +53,7 @@ SCRATCH    ?= .build
 NO_BUILD   ?=
 NO_MAN     ?=
 
-UNITS      := pagesyncd.service pagesyncd-socket.service pagesyncd.socket pagesyncd-tls.socket
+UNITS      := pagesyncd.service pagesyncd-socket.service pagesyncd.socket pagesyncd-tls.socket pagesyncd-web.socket
 PROGRAMS   := pagesyncd pagesync
 MAN_OUT    := $(SCRATCH)/man
 MAN_DATE   := $(shell git log -1 --format=%cs 2>/dev/null || date +%F)

@@ -15,6 +15,8 @@ public enum Daemon {
     ///     they are used instead of binding `config.listen`.
     ///   - tlsListenFDs: sockets named `pagesync-tls` by the service manager: TLS listeners
     ///     (with `config.tls`; with socket activation `tls.listen` is not bound).
+    ///   - webListenFDs: sockets named `pagesync-web`: the web listener's (the follower page),
+    ///     in place of `config.webListen`.
     ///   - reloadConfig: reads the configuration again, on SIGHUP.
     /// - Throws: ``StartError`` when it cannot start (a document, the state
     ///   directory or the address), with a one-line message.
@@ -24,6 +26,7 @@ public enum Daemon {
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
         tlsListenFDs: [Int32] = [],
+        webListenFDs: [Int32] = [],
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) throws(StartError) {
         // Before anything uses OpenSSL (the coordinator's token key does): exit() must not
@@ -57,7 +60,7 @@ public enum Daemon {
         }
         let coordinator = Coordinator(
             loop: loop, config: config, logger: logger, engine: engine, loaded: loaded,
-            observer: observer, listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, tlsContext: tlsContext,
+            observer: observer, listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, webListenFDs: webListenFDs, tlsContext: tlsContext,
             reloadConfig: reloadConfig)
         // start() runs as the loop's first job, on the loop thread; a failure stops the loop.
         let failure = Mutex<StartError?>(nil)

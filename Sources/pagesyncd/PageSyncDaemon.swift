@@ -256,10 +256,11 @@ struct PageSyncDaemon: AsyncParsableCommand {
         let activation = SocketActivation.take()
         if case .failure(let why) = activation { logger.warning("ignoring LISTEN_FDS: \(why)") }
         let passed = (try? activation.get()) ?? []
-        let listenFDs = passed.filter { $0.name != TLSConfig.socketName }.map(\.fd)
+        let listenFDs = passed.filter { $0.name != TLSConfig.socketName && $0.name != ServerConfig.webSocketName }.map(\.fd)
         let tlsListenFDs = passed.filter { $0.name == TLSConfig.socketName }.map(\.fd)
+        let webListenFDs = passed.filter { $0.name == ServerConfig.webSocketName }.map(\.fd)
         if !passed.isEmpty {
-            logger.info("socket-activated: \(listenFDs.count) plaintext and \(tlsListenFDs.count) TLS listening socket(s) from systemd")
+            logger.info("socket-activated: \(listenFDs.count) plaintext, \(tlsListenFDs.count) TLS and \(webListenFDs.count) web listening socket(s) from systemd")
         }
         let lifecycle = SystemdLifecycleObserver()
 
@@ -269,7 +270,7 @@ struct PageSyncDaemon: AsyncParsableCommand {
                 do throws(StartError) {
                     try Daemon.run(
                         config: serverConfig, logger: logger, observer: lifecycle,
-                        listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, reloadConfig: load)
+                        listenFDs: listenFDs, tlsListenFDs: tlsListenFDs, webListenFDs: webListenFDs, reloadConfig: load)
                     continuation.resume(returning: nil)
                 } catch {
                     continuation.resume(returning: error)

@@ -18,6 +18,7 @@ struct SystemdInstallTests {
         "usr/local/lib/systemd/system/pagesyncd-socket.service",
         "usr/local/lib/systemd/system/pagesyncd.socket",
         "usr/local/lib/systemd/system/pagesyncd-tls.socket",
+        "usr/local/lib/systemd/system/pagesyncd-web.socket",
         "usr/local/share/man/man8/pagesyncd.8",
         "usr/local/share/man/man1/pagesync.1",
         "etc/pagesync/pagesyncd.yaml",

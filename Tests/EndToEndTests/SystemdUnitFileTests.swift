@@ -4,7 +4,7 @@ import Testing
 /// `systemd-analyze verify` and `security` on the shipped units.
 @Suite("systemd unit files")
 struct SystemdUnitFileTests {
-    static let units = ["pagesyncd.service", "pagesyncd-socket.service", "pagesyncd.socket", "pagesyncd-tls.socket"]
+    static let units = ["pagesyncd.service", "pagesyncd-socket.service", "pagesyncd.socket", "pagesyncd-tls.socket", "pagesyncd-web.socket"]
     static let services = ["pagesyncd.service", "pagesyncd-socket.service"]
 
     static func unitText(_ name: String) throws -> String {
@@ -48,6 +48,12 @@ struct SystemdUnitFileTests {
         #expect(tlsSocket.contains("FileDescriptorName=pagesync-tls"))
         #expect(tlsSocket.contains("Service=pagesyncd-socket.service"))
         #expect(tlsSocket.contains("IPAddressAllow=localhost"))
+        // The follower page: the same service, its socket named as the daemon expects.
+        let webSocket = Self.assignments(try Self.unitText("pagesyncd-web.socket"), section: "Socket")
+        #expect(webSocket.contains("ListenStream=127.0.0.1:8080"))
+        #expect(webSocket.contains("FileDescriptorName=pagesync-web"))
+        #expect(webSocket.contains("Service=pagesyncd-socket.service"))
+        #expect(webSocket.contains("IPAddressAllow=localhost"))
     }
 
     /// The socket-activated service is the standalone one plus a private network: no drift.
@@ -59,7 +65,9 @@ struct SystemdUnitFileTests {
         ])
         #expect(activated.subtracting(standalone) == ["PrivateNetwork=yes", "RestrictAddressFamilies=AF_UNIX"])
         let activatedUnit = Set(Self.assignments(try Self.unitText("pagesyncd-socket.service"), section: "Unit"))
-        #expect(activatedUnit.isSuperset(of: ["Requires=pagesyncd.socket", "After=pagesyncd.socket", "After=pagesyncd-tls.socket"]))
+        #expect(activatedUnit.isSuperset(of: ["Requires=pagesyncd.socket", "After=pagesyncd.socket", "After=pagesyncd-tls.socket", "After=pagesyncd-web.socket"]))
+        #expect(!activatedUnit.contains { $0.contains("pagesyncd-web.socket") && !$0.hasPrefix("After=") },
+                "the web socket is only ordered, never pulled in")
         #expect(!activatedUnit.contains { $0.contains("pagesyncd-tls.socket") && !$0.hasPrefix("After=") },
                 "the TLS socket is only ordered, never pulled in: it needs tls: configured")
     }

@@ -118,8 +118,12 @@ public struct ServerConfig: Equatable, Sendable {
     /// does not emit thousands of series. 0 lists none.
     public var metricsRooms: Int = ServerConfig.defaultMetricsRooms
     /// Where the web listener (the follower page and its WebSocket, `/ws`) listens; nil (the
-    /// default) for none.
+    /// default) for none. Under socket activation, sockets named ``webSocketName`` take its
+    /// place (the address is then not bound).
     public var webListen: ListenAddress?
+    /// The name (`FileDescriptorName=`) of the sockets systemd passes for the web listener
+    /// (`pagesyncd-web.socket`).
+    public static let webSocketName = "pagesync-web"
     /// Where the same web listener is served over TLS (HTTPS, `wss://`), with the certificate
     /// of ``tls``; nil (the default) for none.
     public var webTLSListen: ListenAddress?

@@ -10,7 +10,22 @@ extension Coordinator {
     /// certificate the line protocol's TLS uses (``TLSSide/context``, made by ``startTLS(socketActivated:)``
     /// before this, and replaced by SIGHUP for both).
     func startWeb() throws(StartError) {
-        if let address = config.webListen {
+        if !webListenFDs.isEmpty {
+            // Socket activation (pagesyncd-web.socket): systemd's sockets, web-listen not bound.
+            for fd in webListenFDs {
+                let server: HTTPServer
+                do {
+                    let listener = try TCPListener(loop: loop, adopting: fd)
+                    server = HTTPServer(loop: loop, listener: listener) { head in self.answerWeb(head) }
+                    try server.start()
+                } catch {
+                    throw StartError("cannot serve the web on the \(ServerConfig.webSocketName) socket systemd passed: \(error)")
+                }
+                if webServer == nil { webServer = server } else { webMoreServers.append(server) }
+                let bound = Monitoring.address(server.localAddress) ?? ServerConfig.webSocketName
+                logger.info("follower page on http://\(bound)/ (socket from systemd), WebSocket on ws://\(bound)\(WebRoutes.webSocketPath)")
+            }
+        } else if let address = config.webListen {
             webServer = try startWebServer(on: address, limits: HTTPLimits(), wrap: nil)
             let bound = Monitoring.address(webServer?.localAddress) ?? "\(address)"
             logger.info("follower page on http://\(bound)/, WebSocket on ws://\(bound)\(WebRoutes.webSocketPath)")
@@ -56,6 +71,8 @@ extension Coordinator {
     func stopWeb() {
         webServer?.close()
         webServer = nil
+        for server in webMoreServers { server.close() }
+        webMoreServers = []
         webTLSServer?.close()
         webTLSServer = nil
     }

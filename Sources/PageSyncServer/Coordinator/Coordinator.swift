@@ -35,6 +35,8 @@ public actor Coordinator {
     let reloadConfig: @Sendable () async throws -> ServerConfig
     /// Sockets systemd passed for plaintext (TLS's are in ``tlsSide``).
     let listenFDs: [Int32]
+    /// Sockets systemd passed for the web listener (`pagesync-web`).
+    let webListenFDs: [Int32]
     let engine: any StateEngine
     /// The engine, when it is the authority over room state (Redis); cast once, not per command.
     let authority: (any AuthoritativeStateEngine)?
@@ -60,8 +62,11 @@ public actor Coordinator {
     @exclusivity(unchecked) var metrics = ServerMetrics()
     /// Start time, the metrics listener, the last `/metrics` body.
     var monitoring = Monitoring()
-    /// The `--web-listen` listener (the follower page and its WebSocket), while it runs.
+    /// The `--web-listen` listener (the follower page and its WebSocket), while it runs: or
+    /// the first of the `pagesync-web` sockets systemd passed, the others in ``webMoreServers``.
     var webServer: HTTPServer?
+    /// The web listener on the second and later `pagesync-web` sockets (several `ListenStream=`).
+    var webMoreServers: [HTTPServer] = []
     /// The `--web-tls-listen` listener (the same over TLS), while it runs.
     var webTLSServer: HTTPServer?
 
@@ -103,6 +108,7 @@ public actor Coordinator {
         observer: any LifecycleObserver = NoLifecycleObserver(),
         listenFDs: [Int32] = [],
         tlsListenFDs: [Int32] = [],
+        webListenFDs: [Int32] = [],
         tlsContext: TLSContext? = nil,
         reloadConfig: @escaping @Sendable () async throws -> ServerConfig
     ) {
@@ -115,6 +121,7 @@ public actor Coordinator {
         self.loaded = loaded
         self.observer = observer
         self.listenFDs = listenFDs
+        self.webListenFDs = webListenFDs
         self.reloadConfig = reloadConfig
         self.delivery = TurnDelivery(outputHighWater: config.outputHighWater)
     }
