@@ -31,6 +31,20 @@ import UV
         #expect(HTTPLimits().handshakeTimeoutMilliseconds == 10_000)
     }
 
+    @Test func onlyAnAnsweredConnectionWaitingWithNoByteIsIdleKeptAlive() {
+        var state = HTTPConnectionState(limits: limits, now: 0)
+        #expect(state.idleKeptAliveSince == nil, "never answered: a client that has yet to ask")
+        _ = state.parsed(10, now: 10)
+        state.headComplete(now: 20)
+        #expect(state.idleKeptAliveSince == nil, "answering")
+        state.responded(keepOpen: true, drained: false, now: 30)
+        #expect(state.idleKeptAliveSince == nil, "the answer has not left")
+        state.drained(now: 40)
+        #expect(state.idleKeptAliveSince == 40)
+        _ = state.parsed(1, now: 50)
+        #expect(state.idleKeptAliveSince == nil, "a next head has begun")
+    }
+
     @Test func aKeptAliveConnectionMayIdleThenHasAHeadTimeout() {
         var state = HTTPConnectionState(limits: limits, now: 0)
         _ = state.parsed(30, now: 10)

@@ -233,6 +233,25 @@ private struct UncheckedServer: @unchecked Sendable { let server: HTTPServer }
         }
     }
 
+    @Test func aNewConnectionTakesTheSlotOfTheLongestIdleKeptAliveOne() async throws {
+        try await withServer(HTTPLimits(maxConnections: 2)) { port, stats in
+            let first = try Client(port: port), second = try Client(port: port)
+            for client in [first, second] {
+                client.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+                #expect(client.readResponses(1).hasPrefix("HTTP/1.1 200 OK"))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let third = try Client(port: port)
+            third.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(third.readResponses(1).hasPrefix("HTTP/1.1 200 OK"), "served, not refused: two idle kept-alive ones were open")
+            #expect(first.readToEnd() == "", "the one idle longest was closed for it")
+            second.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(second.readResponses(1).hasPrefix("HTTP/1.1 200 OK"), "the other stays")
+            let counts = try await stats()
+            #expect(counts.idleClosedForRoom == 1 && counts.refused == 0)
+        }
+    }
+
     @Test func anUpgradeHandsTheConnectionOver() async throws {
         try await withServer(HTTPLimits(headTimeoutMilliseconds: 300)) { port, _ in
             let client = try Client(port: port)

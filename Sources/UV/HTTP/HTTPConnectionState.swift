@@ -51,6 +51,15 @@ public struct HTTPConnectionState: Equatable, Sendable {
         self.phase = .awaitingHead(since: now, firstByte: nil, bytes: 0)
     }
 
+    /// When a kept-alive connection began to wait for its next request, with no byte of it come
+    /// yet: such a connection holds a slot for nothing, and may be closed to make room for a new
+    /// one when the server is full (the client opens another when it wants one). nil for one
+    /// that has not been answered yet, is reading a head, responding, lingering or closed.
+    public var idleKeptAliveSince: UInt64? {
+        guard answered > 0, case .awaitingHead(let since, nil, 0) = phase else { return nil }
+        return since
+    }
+
     /// How many more bytes of the current head may be parsed: the head is over
     /// ``HTTPLimits/maxHeadBytes`` if the parser still wants more after taking them all. 0 when no
     /// head is being read.

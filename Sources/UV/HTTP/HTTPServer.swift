@@ -16,6 +16,8 @@ public struct HTTPServerStatistics: Equatable, Sendable {
     public var accepted = 0
     /// Connections refused with `503` because ``HTTPLimits/maxConnections`` were open.
     public var refused = 0
+    /// Kept-alive connections waiting for a next request, closed to make room for a new one.
+    public var idleClosedForRoom = 0
     /// Request heads answered by the handler.
     public var requests = 0
     /// Heads answered `400` (malformed, binary bytes, no `Host`) or `431` (too large).
@@ -37,8 +39,9 @@ public struct HTTPServerStatistics: Equatable, Sendable {
 /// a head over ``HTTPLimits/maxHeadBytes`` `431`, a head slower than
 /// ``HTTPLimits/headTimeoutMilliseconds`` `408`, each followed by a close; a request with a body
 /// is answered and the connection closed (the body is never read); HTTP/1.0 closes after its
-/// answer unless it asked for keep-alive; connections past ``HTTPLimits/maxConnections`` get
-/// `503`. Pipelined requests are answered in order, each once the answer before has left.
+/// answer unless it asked for keep-alive; a connection past ``HTTPLimits/maxConnections`` takes
+/// the slot of the kept-alive connection that has waited longest for a next request, or, when
+/// every open one is busy, gets `503`. Pipelined requests are answered in order, each once the answer before has left.
 ///
 /// With `wrap`, each accepted TCP connection is read through what `wrap` makes of it (a server
 /// ``TLSConnection``: HTTPS). The limits count such connections alike, and one still in its
@@ -98,6 +101,12 @@ public final class HTTPServer {
 
     private func accept(_ tcp: TCPConnection) {
         statistics.accepted += 1
+        if !isClosed, connections.count >= limits.maxConnections, let idle = oldestIdleKeptAlive() {
+            // A kept-alive connection with no request under way holds its slot for nothing:
+            // the newcomer gets it (browsers keep a connection open after each page's requests).
+            statistics.idleClosedForRoom += 1
+            idle.closeNow()
+        }
         guard !isClosed, connections.count < limits.maxConnections else {
             statistics.refused += 1
             guard wrap == nil else { return tcp.close() }
@@ -116,6 +125,16 @@ public final class HTTPServer {
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
         startSweeping()
+    }
+
+    /// The kept-alive connection that has waited longest for a next request, if any waits.
+    private func oldestIdleKeptAlive() -> HTTPServerConnection? {
+        var oldest: (connection: HTTPServerConnection, since: UInt64)?
+        for connection in connections.values {
+            guard let since = connection.state.idleKeptAliveSince, !connection.hasUnparsedInput else { continue }
+            if oldest.map({ since < $0.since }) ?? true { oldest = (connection, since) }
+        }
+        return oldest?.connection
     }
 
     /// The connection closed, or was taken over: the server forgets it.

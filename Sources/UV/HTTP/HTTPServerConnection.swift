@@ -17,6 +17,9 @@ final class HTTPServerConnection {
     private var answersThisTurn = 0
     private static let answersPerTurn = 16
 
+    /// Bytes read and not parsed yet (a pipelined request waiting for its turn).
+    var hasUnparsedInput: Bool { pendingStart < pending.count }
+
     init(_ connection: any StreamConnection, server: HTTPServer, now: UInt64) {
         self.connection = connection
         self.server = server
