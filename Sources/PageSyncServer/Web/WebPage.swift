@@ -4,7 +4,8 @@
 package enum WebPage {
     /// The page: the room's name as its heading, page n of N and who turned it in a status
     /// line, the page's text in a live region (screen readers read each new page), buttons to
-    /// browse, to go back to the room's page, and to turn the room's page once allowed.
+    /// browse, to go back to the room's page, to raise a hand, and to turn the room's page once
+    /// allowed.
     package static let html = """
         <!doctype html>
         <html lang="en">
@@ -28,6 +29,7 @@ package enum WebPage {
         <button id="back" type="button" title="Previous page (←)">◀ Browse</button>
         <button id="follow" type="button" title="Back to the room's page (f)" hidden>Room's page</button>
         <button id="forward" type="button" title="Next page (→)">Browse ▶</button>
+        <button id="hand" type="button" title="Raise or lower your hand (h)" aria-pressed="false">Raise hand</button>
         <span id="turning" hidden>
         <button id="prev" type="button" title="Turn the room's page back (p)">Turn back</button>
         <button id="next" type="button" title="Turn the room's page (n)">Turn</button>

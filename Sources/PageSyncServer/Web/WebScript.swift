@@ -3,8 +3,10 @@
 /// it (`/render/<room>/<n>`: markdown with raw HTML as text, other documents escaped), parsed
 /// with `DOMParser` so nothing in it runs, follows every `PAGE`,
 /// reconnects with backoff and resyncs from the new `HELLO`, lets the reader browse and come
-/// back, and turns the room's page when the room allows it (after `AUTH` with a token typed
-/// into the page, sent over the socket only).
+/// back (telling the room with `VIEW`, so a presenter's counts include browser readers), raises
+/// and lowers the reader's hand (`HAND`), and turns the room's page when the room allows it
+/// (after `AUTH` with a token typed into the page, sent over the socket only). A page that could
+/// not be loaded (a listener at its connection limit answers `503`) is asked again after a while.
 package enum WebScript {
     /// The script (plain ES2017, no framework).
     package static let source = #"""
@@ -15,7 +17,7 @@ package enum WebScript {
           let socket = null, attempt = 0, state = null, browsing = null, control = false, token = null;
           let replies = [], body = null, bodyHeader = null;
           const rendered = new Map();
-          let loading = null;
+          let loading = null, retry = 0, reported = "follow", handUp = false;
 
           function fields(line) {
             const out = {};
@@ -66,7 +68,14 @@ package enum WebScript {
                 if (state.doc === got.doc) { if (String(shownPage()) === got.page) render(); }
                 else setTimeout(render, 500);  // the document changed meanwhile: its PAGE is on its way
               })
-              .catch((error) => { loading = null; status(`Could not load page ${page}: ${error.message}`); });
+              .then(() => { retry = 0; })
+              .catch((error) => {
+                loading = null;
+                retry = Math.min(retry + 1, 5);
+                const wait = Math.min(4000, 250 * 2 ** retry) * (0.5 + Math.random());
+                status(`Could not load page ${page}: ${error.message}; trying again in ${(wait / 1000).toFixed(1)} s`);
+                setTimeout(render, wait);
+              });
           }
           // The server's HTML (markdown rendered with raw HTML as text, or text in a <pre>),
           // parsed in an inert document: nothing in it loads or runs while it is parsed, and the
@@ -108,6 +117,7 @@ package enum WebScript {
             state = { page: Number(got.page), pages: Number(got.pages), version: got.version, by: got.by, doc: got.doc, room: got.room,
                       line: Number(got.line || 1), mark: got.mark || "-" };
             if (browsing !== null && browsing > state.pages) browsing = null;
+            reportView();
             $("room").textContent = got.title || got.room;
             document.title = `${got.title || got.room}: page ${state.page} of ${state.pages}`;
             render();
@@ -121,6 +131,9 @@ package enum WebScript {
             if (line.startsWith("PAGE ")) return adopt(line);
             if (line.startsWith("HELLO ")) {
               attempt = 0;
+              reported = "follow";  // a new session: the server counts it following, hand down
+              handUp = false;
+              showHand();
               control = fields(line).control === "yes";
               needsToken = !control;
               status(control ? "Connected: you may turn pages" : "Connected: following");
@@ -131,7 +144,11 @@ package enum WebScript {
             if (line.startsWith("BYE")) return status(line);
             // Events that are no replies: a presenter's counts, a hand lowered by someone.
             if (line.startsWith("AUDIENCE ")) return;
-            if (line.startsWith("HAND ")) return status(`Your hand was lowered by ${fields(line).by || "someone"}`);
+            if (line.startsWith("HAND ")) {
+              handUp = false;
+              showHand();
+              return status(`Your hand was lowered by ${fields(line).by || "someone"}`);
+            }
             if (line.startsWith("OK TEXT ")) { body = []; bodyHeader = line; return; }
             const ok = line.startsWith("OK");
             if (!ok && replies.length === 0) return status(line);
@@ -161,18 +178,37 @@ package enum WebScript {
             socket.onopen = () => { document.body.dataset.connected = "yes"; };
           }
 
+          // What the screen shows, told to the room when it changes (VIEW FOLLOW, VIEW BROWSE n).
+          function reportView() {
+            const want = browsing === null ? "follow" : `browse ${browsing}`;
+            if (want === reported) return;
+            if (send(browsing === null ? "VIEW FOLLOW" : `VIEW BROWSE ${browsing}`)) reported = want;
+          }
+          function showHand() {
+            $("hand").textContent = handUp ? "Lower hand" : "Raise hand";
+            $("hand").setAttribute("aria-pressed", handUp ? "true" : "false");
+            document.body.dataset.hand = handUp ? "up" : "down";
+          }
+          function toggleHand() {
+            if (!send(handUp ? "HAND DOWN" : "HAND UP", (ok, line) => { if (!ok) status(line); })) return;
+            handUp = !handUp;
+            showHand();
+            status(handUp ? "Your hand is up" : "Your hand is down");
+          }
           function browse(step) {
             if (!state) return;
             const page = Math.min(state.pages, Math.max(1, shownPage() + step));
             browsing = page === state.page ? null : page;
+            reportView();
             render();
           }
-          function follow() { browsing = null; render(); }
+          function follow() { browsing = null; reportView(); render(); }
           function turn(verb) { if (control && state) send(`${verb} IF ${state.version}`, (ok, line) => { if (!ok) status(line); }); }
 
           $("back").onclick = () => browse(-1);
           $("forward").onclick = () => browse(1);
           $("follow").onclick = follow;
+          $("hand").onclick = toggleHand;
           $("prev").onclick = () => turn("PREV");
           $("next").onclick = () => turn("NEXT");
           $("auth").onsubmit = (event) => {
@@ -186,6 +222,7 @@ package enum WebScript {
             if (event.key === "ArrowLeft") browse(-1);
             else if (event.key === "ArrowRight") browse(1);
             else if (event.key === "f" || event.key === "Escape") follow();
+            else if (event.key === "h") toggleHand();
             else if (event.key === "n" && control) turn("NEXT");
             else if (event.key === "p" && control) turn("PREV");
             else return;

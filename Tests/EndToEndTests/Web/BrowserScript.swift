@@ -68,8 +68,19 @@ enum BrowserScript {
             body = driver.find_element(By.TAG_NAME, "body")
             body.send_keys("\ue012" if final != "1" else "\ue014")
             browsed = wait(lambda: page() != final, 5)
+            # The room knows (VIEW): a presenter's counts include browser readers.
+            report("who_browsing", wait(lambda: f"view=browse:{page()}" in nc(["who"]), 5))
             body.send_keys("f")
             report("browse_and_back", f"{browsed} {wait(lambda: page() == final, 5)}")
+            report("who_following", wait(lambda: "view=browse:" not in nc(["who"]), 5))
+
+            # A hand raised with the button, lowered by another member (nc, in this open room).
+            driver.find_element(By.ID, "hand").click()
+            report("hand_up", wait(lambda: "hand=up" in nc(["who"]), 5))
+            report("hand_button", driver.find_element(By.ID, "hand").text)
+            nc(["hand down all"])
+            lowered = wait(lambda: driver.execute_script("return document.body.dataset.hand") == "down", 5)
+            report("hand_lowered", f"{lowered} {driver.find_element(By.ID, 'hand').text}")
 
             # The room's line and mark on a long text page: line 30 at the top, lines 31-32 marked.
             driver.get(f"http://127.0.0.1:{web}/walk")
