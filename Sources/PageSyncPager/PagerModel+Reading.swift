@@ -13,6 +13,7 @@ extension PagerModel {
     mutating func setView(_ newMode: FollowMode) {
         let old = displayKey
         mode = newMode
+        if newMode == .following { pinned = false }  // however it came back (F, p, the room): D's pin is over
         afterStateChange(from: old)
     }
 
