@@ -146,11 +146,13 @@ extension Coordinator {
     /// daemon's members within about half a second of a change; a dead daemon's members leave
     /// the counts when its presence expires, as they leave `WHO`.
     private func countOtherDaemonsAudience() {
-        guard let authority, authority.isAvailable else { return }
+        guard let authority, authority.isAvailable else { return forgetOtherDaemonsAudience(except: []) }
         let names = roomOrder.filter { name in
             guard let r = rooms[name], r.room.policy.requiresToken else { return false }
             return r.members.values.contains { $0.control }
         }
+        // Rooms not counted now keep no other daemons' numbers from before (stale ones).
+        forgetOtherDaemonsAudience(except: Set(names))
         guard !names.isEmpty else { return }
         authority.otherMembers(rooms: names) { [unowned self] others in
             self.assumeIsolated { me in
@@ -163,6 +165,15 @@ extension Coordinator {
                     me.audienceChanged(runtime)
                 }
             }
+        }
+    }
+
+    /// Rooms other than `counted` count only this daemon's members (no presenter here to tell,
+    /// or Redis unreachable): their other daemons' counts from an earlier tick are dropped.
+    private func forgetOtherDaemonsAudience(except counted: Set<String>) {
+        for (name, runtime) in rooms where !counted.contains(name) && runtime.remoteAudience != AudienceCounts() {
+            runtime.remoteAudience = AudienceCounts()
+            audienceChanged(runtime)
         }
     }
 
