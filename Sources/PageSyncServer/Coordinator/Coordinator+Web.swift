@@ -16,7 +16,8 @@ extension Coordinator {
                 let server: HTTPServer
                 do {
                     let listener = try TCPListener(loop: loop, adopting: fd)
-                    server = HTTPServer(loop: loop, listener: listener) { head in self.answerWeb(head) }
+                    let loopback = listener.localAddress.map { WebHostCheck.isLoopback($0.host) } ?? false
+                    server = HTTPServer(loop: loop, listener: listener) { head in self.answerWeb(head, loopback: loopback) }
                     try server.start()
                 } catch {
                     throw StartError("cannot serve the web on the \(ServerConfig.webSocketName) socket systemd passed: \(error)")
@@ -45,7 +46,8 @@ extension Coordinator {
                                 wrap: ((TCPConnection) -> (any StreamConnection)?)?) throws(StartError) -> HTTPServer {
         do {
             let listener = try TCPListener(loop: loop, host: address.host, port: Int(address.port))
-            let server = HTTPServer(loop: loop, listener: listener, limits: limits, wrap: wrap) { head in self.answerWeb(head) }
+            let loopback = listener.localAddress.map { WebHostCheck.isLoopback($0.host) } ?? false
+            let server = HTTPServer(loop: loop, listener: listener, limits: limits, wrap: wrap) { head in self.answerWeb(head, loopback: loopback) }
             try server.start()
             return server
         } catch {
@@ -78,7 +80,8 @@ extension Coordinator {
     }
 
     /// The web listener's answer to one request.
-    private func answerWeb(_ head: HTTPRequestHead) -> HTTPReply {
+    private func answerWeb(_ head: HTTPRequestHead, loopback: Bool) -> HTTPReply {
+        if let refusal = WebHostCheck.refusal(head, loopback: loopback, allowedOrigins: config.webOrigins) { return .respond(refusal) }
         switch WebRoutes.route(head, roomExists: { rooms[$0] != nil }) {
         case .respond(let response):
             return .respond(response)

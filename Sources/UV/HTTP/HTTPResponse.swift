@@ -33,6 +33,7 @@ public struct HTTPResponse: Equatable, Sendable {
         case 404: "Not Found"
         case 405: "Method Not Allowed"
         case 408: "Request Timeout"
+        case 421: "Misdirected Request"
         case 426: "Upgrade Required"
         case 431: "Request Header Fields Too Large"
         case 500: "Internal Server Error"

@@ -109,11 +109,15 @@ enum WebSocketProtocolScript {
             s, head = raw_open(extra=extra)
             report(name, head.split("\r\n")[0]); s.close()
         s = socket.create_connection((host, web), timeout=5)
-        s.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+        s.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{web}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 8\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
         report("old_version", s.recv(4096).decode().split("\r\n")[0]); s.close()
         s = socket.create_connection((host, web), timeout=5)
-        s.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+        s.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{web}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
         report("no_key", s.recv(4096).decode().split("\r\n")[0]); s.close()
+        # DNS rebinding: another site's name for this loopback listener, as Host and as Origin.
+        s = socket.create_connection((host, web), timeout=5)
+        s.sendall(f"GET /ws HTTP/1.1\r\nHost: evil.example:{web}\r\nOrigin: http://evil.example:{web}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+        report("rebound", s.recv(4096).decode().split("\r\n")[0]); s.close()
 
         # Pages rendered for the follower page: text escaped in a <pre>, unknown pages and rooms 404.
         def get(path):
