@@ -51,7 +51,7 @@ private func httpsExchange(_ loop: EventLoop, port: Int, context: TLSContext, re
 
 /// Connects over plain TCP, sends `bytes` (maybe none), and returns what came back until the
 /// server closed.
-private func plainExchange(_ loop: EventLoop, port: Int, bytes: String) async throws -> [UInt8] {
+func plainExchange(_ loop: EventLoop, port: Int, bytes: String) async throws -> [UInt8] {
     try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
         TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
             guard case .success(let connection) = result else { return once.resume(throwing: TestFailure("connect failed")) }

@@ -79,21 +79,7 @@ struct TLSConnectionTests {
         let server = try TLSContext.server(certificateFile: certs.certificateFile, keyFile: certs.keyFile)
         try await withRunningLoop { loop in
             let port = try await startTLSEchoServer(loop, context: server)
-            let received: [UInt8] = try await awaitOnLoop(loop) { (once: Once<[UInt8]>) in
-                TCPConnection.connect(loop: loop, host: "127.0.0.1", port: port) { result in
-                    guard case .success(let connection) = result else { return once.resume(throwing: TestFailure("connect")) }
-                    let received = Box([UInt8]())
-                    connection.startReading { event in
-                        switch event {
-                        case .data(let bytes): received.value.append(contentsOf: bytes)
-                        case .eof, .error:
-                            connection.close()
-                            once.resume(returning: received.value)
-                        }
-                    }
-                    connection.write(Array("STATUS\nNEXT\n".utf8))
-                }
-            }
+            let received = try await plainExchange(loop, port: port, bytes: "STATUS\nNEXT\n")
             // No greeting in clear: at most a TLS alert record (content type 21), then the close.
             #expect(!String(decoding: received, as: UTF8.self).contains("HELLO"))
             if let first = received.first { #expect(first == 21) }

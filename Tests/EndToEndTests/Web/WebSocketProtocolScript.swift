@@ -14,8 +14,11 @@ enum WebSocketProtocolScript {
         def report(key, value):
             print(f"{key}: {value}", flush=True)
 
-        def raw_open(path="/ws?room=deck", extra=""):
-            s = socket.create_connection((host, web), timeout=5)
+        def raw_open(path="/ws?room=deck", extra="", rcvbuf=None):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            if rcvbuf: s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            s.settimeout(5)
+            s.connect((host, web))
             key = "dGhlIHNhbXBsZSBub25jZQ=="
             s.sendall((f"GET {path} HTTP/1.1\r\nHost: {host}:{web}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n").encode())
@@ -129,5 +132,29 @@ enum WebSocketProtocolScript {
         report("render", get("/render/deck/3"))
         report("render_past_end", get("/render/deck/9"))
         report("render_unknown_room", get("/render/nope/1"))
+
+        # A WebSocket member that reads nothing while the room turns 5,000 times is conflated like a
+        # slow TCP follower: once it reads, it has far fewer PAGE lines than turns, the last one
+        # the room's latest state (not a backlog, and the daemon held no more for it).
+        s, head = raw_open(rcvbuf=4096)
+        turns = 5000
+        lines = "".join("next\n" if i % 2 == 0 else "prev\n" for i in range(turns)) + "status\n"
+        out = subprocess.run(["nc", "-q1", host, str(tcp)], input=lines.encode(), capture_output=True, timeout=60).stdout.decode()
+        final = [w for w in out.strip().split("\n")[-1].split() if w.startswith("version=")][0]
+        data, end = b"", __import__("time").time() + 15
+        while f" {final} ".encode() not in data and __import__("time").time() < end:
+            try: chunk = s.recv(65536)
+            except OSError: break
+            if not chunk: break
+            data += chunk
+        pages = []
+        while len(data) >= 2:
+            n, at = data[1] & 0x7F, 2
+            if n == 126: n, at = struct.unpack("!H", data[2:4])[0], 4
+            if len(data) < at + n: break
+            if data[0] & 0x0F == 1 and data[at:at + n].startswith(b"PAGE "): pages.append(data[at:at + n].decode())
+            data = data[at + n:]
+        report("stalled", f"{head.split(chr(13))[0]} {0 < len(pages) < turns // 5} {bool(pages) and f' {final} ' in pages[-1] + ' '}")
+        s.close()
         """#
 }
