@@ -72,6 +72,24 @@ struct AudienceTests {
         }
     }
 
+    @Test("WHO lists raised hands first, the longest up first, then in join order: a hand is on the first page of a room of any size")
+    func whoListsHandsFirst() async throws {
+        try await withDaemon(["talk.txt": Self.deck], arguments: ["--who-page-size", "2"]) { daemon, _ in
+            var clients: [LineClient] = []
+            for name in ["ann", "bob", "cy", "dee"] {
+                let (client, _) = try await daemon.join(label: name)
+                try await client.ok("NAME \(name)")
+                clients.append(client)
+            }
+            try await clients[3].ok("HAND UP")
+            try await clients[2].ok("HAND UP")
+            let first = try await clients[0].command("WHO")
+            #expect(first.lines.map { $0.split(separator: " ")[0] } == ["dee", "cy"], "\(first.lines)")
+            let second = try await clients[0].command("WHO 2")
+            #expect(second.lines.map { $0.split(separator: " ")[0] } == ["ann", "bob"], "\(second.lines)")
+        }
+    }
+
     @Test("a flood of VIEW and HAND changes reaches the presenter as at most 4 AUDIENCE events a second, the last one right; the version stays and the audience gets nothing")
     func floodIsCoalesced() async throws {
         try await withDaemon(["talk.txt": Self.deck], arguments: ["--token", "s3cret"]) { daemon, _ in

@@ -39,10 +39,13 @@ public enum PresenceRules {
         Wire.whoLine(member: memberLine, isYou: isYou)
     }
 
-    /// `WHO` across daemons: this daemon's members (in join order, the asker marked) first,
-    /// then the other daemons' (never the asker).
+    /// `WHO` across daemons: raised hands first, then everyone else; within each, this daemon's
+    /// members (in the order `local` has them, the asker marked) before the other daemons'
+    /// (never the asker).
     public static func whoLines(local: [(line: String, isYou: Bool)], others: [String]) -> [String] {
-        local.map { whoLine($0.line, isYou: $0.isYou) } + others.map { whoLine($0, isYou: false) }
+        let all = local.map { whoLine($0.line, isYou: $0.isYou) } + others.map { whoLine($0, isYou: false) }
+        let raised = all.filter { $0.contains(" hand=up") }
+        return raised.isEmpty ? all : raised + all.filter { !$0.contains(" hand=up") }
     }
 
     /// `ROOMS` across daemons: other daemons' client count per room, from the reply to

@@ -115,8 +115,9 @@ extension Coordinator {
             stage(session, .bytes(Wire.named(name)))
         case .who(let offset):
             if whoAcrossDaemons(runtime, for: session, offset: offset) { return }
-            // A bounded page in join order: the reply to one WHO never grows with the room.
-            let ids = runtime.members.keys.sorted()
+            // A bounded page, raised hands first (the longest up first), then in join order: the
+            // reply to one WHO never grows with the room, and a hand is on its first page.
+            let ids = runtime.members.values.sorted { ($0.handRaised ?? .max, $0.id) < ($1.handRaised ?? .max, $1.id) }.map(\.id)
             let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
             let lines = ids[page.range].compactMap { id -> String? in
                 guard let m = runtime.members[id] else { return nil }

@@ -39,6 +39,10 @@ import PageSyncCore
         #expect(lines == ["ann control=no you=no", "bob control=yes you=yes", "cy control=no you=no", "bob control=no you=no"])
         #expect(PresenceRules.whoLines(local: [], others: []) == [])
         #expect(PresenceRules.whoLines(local: [(line: "ann control=no", isYou: true)], others: []) == ["ann control=no you=yes"])
+        let hands = PresenceRules.whoLines(
+            local: [(line: "ann control=no view=follow hand=down", isYou: false), (line: "bob control=no view=follow hand=up", isYou: false)],
+            others: ["cy control=no view=follow hand=down", "dee control=no view=browse:2 hand=up"])
+        #expect(hands.map { $0.split(separator: " ")[0] } == ["bob", "dee", "ann", "cy"], "raised hands first: a presenter's overlay shows them on its first page")
     }
 
     @Test func roomsCountsOtherDaemonsClientsPerRoom() {
