@@ -5,20 +5,28 @@ import Testing
 /// daemon counts the members of the other.
 @Suite("The audience through Redis", .timeLimit(.minutes(2)))
 struct RedisAudienceTests {
-    @Test("a member on another daemon browsing with a hand up reaches the presenter's AUDIENCE and STATUS within about half a second; leaving takes it out")
-    func countsEveryDaemonsMembers() async throws {
+    /// Two daemons sharing a presenter room through one redis-server: a presenter (with control)
+    /// on the first, bob on the second.
+    func withTwoDaemons(prefix: String, _ body: ([Daemon], LineClient, LineClient) async throws -> Void) async throws {
         try await withWorkspace { workspace in
             let redis = try await RedisServer(in: workspace)
             try workspace.write("talk.txt", Documents.formFeed(pages: 4))
             var daemons: [Daemon] = []
             for i in 0..<2 {
                 daemons.append(try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
-                    "--redis", redis.url, "--redis-prefix", "a\(ProcessInfo.processInfo.processIdentifier):", "--token", "s3cret",
+                    "--redis", redis.url, "--redis-prefix", "\(prefix)\(ProcessInfo.processInfo.processIdentifier):", "--token", "s3cret",
                     "--state-dir", workspace.url("s\(i)").path]))
             }
             let (presenter, _) = try await daemons[0].join(label: "presenter")
             try await presenter.ok("AUTH s3cret")
             let (bob, _) = try await daemons[1].join(label: "bob")
+            try await body(daemons, presenter, bob)
+        }
+    }
+
+    @Test("a member on another daemon browsing with a hand up reaches the presenter's AUDIENCE and STATUS within about half a second; leaving takes it out")
+    func countsEveryDaemonsMembers() async throws {
+        try await withTwoDaemons(prefix: "a") { daemons, presenter, bob in
             try await bob.ok("NAME bob")
             let start = ContinuousClock.now
             try await bob.ok("VIEW BROWSE 2")
@@ -38,18 +46,7 @@ struct RedisAudienceTests {
 
     @Test("a daemon killed with SIGKILL: its members stay counted while their presence lives, and leave the counts when it expires, as they leave WHO")
     func aDeadDaemonsMembersLeaveTheCounts() async throws {
-        try await withWorkspace { workspace in
-            let redis = try await RedisServer(in: workspace)
-            try workspace.write("talk.txt", Documents.formFeed(pages: 4))
-            var daemons: [Daemon] = []
-            for i in 0..<2 {
-                daemons.append(try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
-                    "--redis", redis.url, "--redis-prefix", "k\(ProcessInfo.processInfo.processIdentifier):", "--token", "s3cret",
-                    "--state-dir", workspace.url("s\(i)").path]))
-            }
-            let (presenter, _) = try await daemons[0].join(label: "presenter")
-            try await presenter.ok("AUTH s3cret")
-            let (bob, _) = try await daemons[1].join(label: "bob")
+        try await withTwoDaemons(prefix: "k") { daemons, presenter, bob in
             try await bob.ok("VIEW BROWSE 2")
             try await bob.ok("HAND UP")
             _ = try await AudienceTests.audience(presenter, "bob's browsing and hand") { $0["browsing"] == "1" && $0["hands"] == "1" }

@@ -37,6 +37,17 @@ enum WebSocketProtocolScript {
             key = os.urandom(4)
             return bytes([first]) + length + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
 
+        def parse_frames(data):
+            """The whole frames in `data` (unmasked, as the server sends them): (opcode, payload)."""
+            frames = []
+            while len(data) >= 2:
+                opcode, n = data[0] & 0x0F, data[1] & 0x7F
+                at = 2
+                if n == 126: n, at = struct.unpack("!H", data[2:4])[0], 4
+                if len(data) < at + n: break
+                frames.append((opcode, data[at:at + n])); data = data[at + n:]
+            return frames
+
         def read_frames(s):
             """Frames the server sends until it closes: (opcode, payload)."""
             data = b""
@@ -45,13 +56,7 @@ enum WebSocketProtocolScript {
                 except OSError: break
                 if not chunk: break
                 data += chunk
-            frames = []
-            while len(data) >= 2:
-                opcode, n = data[0] & 0x0F, data[1] & 0x7F
-                at = 2
-                if n == 126: n, at = struct.unpack("!H", data[2:4])[0], 4
-                frames.append((opcode, data[at:at + n])); data = data[at + n:]
-            return frames
+            return parse_frames(data)
 
         def close_code(frames):
             closes = [p for op, p in frames if op == 8]
@@ -147,13 +152,7 @@ enum WebSocketProtocolScript {
             except OSError: break
             if not chunk: break
             data += chunk
-        pages = []
-        while len(data) >= 2:
-            n, at = data[1] & 0x7F, 2
-            if n == 126: n, at = struct.unpack("!H", data[2:4])[0], 4
-            if len(data) < at + n: break
-            if data[0] & 0x0F == 1 and data[at:at + n].startswith(b"PAGE "): pages.append(data[at:at + n].decode())
-            data = data[at + n:]
+        pages = [p.decode() for op, p in parse_frames(data) if op == 1 and p.startswith(b"PAGE ")]
         report("stalled", f"{head.split(chr(13))[0]} {0 < len(pages) < turns // 5} {bool(pages) and f' {final} ' in pages[-1] + ' '}")
         s.close()
         """#
