@@ -245,7 +245,8 @@ struct BenchReportTests {
         let begin = try #require(lines.firstIndex(of: "<!-- scripts/bench results: begin -->"), "no begin marker")
         let end = try #require(lines.firstIndex(of: "<!-- scripts/bench results: end -->"), "no end marker")
         #expect(begin < end && lines.filter { $0.hasPrefix("<!-- scripts/bench results:") }.count == 2)
-        #expect(lines.count <= 330, "BENCHMARKS.md is for readers: \(lines.count) lines")
+        // 400: the report holds a column per target (pagesyncd-ws joined them) and a row per goal.
+        #expect(lines.count <= 400, "BENCHMARKS.md is for readers: \(lines.count) lines")
         func goals(_ text: [String]) -> [String] {
             text.filter { $0.hasPrefix("| 1") }.compactMap { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }.dropFirst().first }
         }
