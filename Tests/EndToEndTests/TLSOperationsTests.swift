@@ -67,11 +67,7 @@ struct TLSOperationsTests {
             defer { old.close() }
 
             // Rotate: a new certificate and key at the same paths, then SIGHUP.
-            let rotated = try certs.makeLeaf("rotated")
-            try FileManager.default.removeItem(atPath: certs.certificateFile)
-            try FileManager.default.copyItem(atPath: rotated.cert, toPath: certs.certificateFile)
-            try FileManager.default.removeItem(atPath: certs.keyFile)
-            try FileManager.default.copyItem(atPath: rotated.key, toPath: certs.keyFile)
+            try certs.rotateServer(to: "rotated")
             daemon.send(signal: SIGHUP)
             try await Self.waitForLog(daemon, "reload: TLS certificate \(certs.certificateFile) loaded")
 

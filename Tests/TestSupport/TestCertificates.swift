@@ -39,6 +39,16 @@ public struct TestCertificates: Sendable {
         return (directory.appendingPathComponent("\(name).pem").path, directory.appendingPathComponent("\(name).key").path)
     }
 
+    /// Rotation as an operator does it: a new leaf `name` put at the server certificate's and
+    /// key's paths (the daemon then gets SIGHUP).
+    public func rotateServer(to name: String) throws {
+        let rotated = try makeLeaf(name)
+        try FileManager.default.removeItem(atPath: certificateFile)
+        try FileManager.default.copyItem(atPath: rotated.cert, toPath: certificateFile)
+        try FileManager.default.removeItem(atPath: keyFile)
+        try FileManager.default.copyItem(atPath: rotated.key, toPath: keyFile)
+    }
+
     /// The client identities tests of client certificates use: `good`, signed by the test CA;
     /// `expired`, signed by it and already expired; `stranger`, signed by the other CA.
     public func makeClientIdentities() throws -> ClientIdentities {
