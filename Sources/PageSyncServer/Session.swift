@@ -133,6 +133,18 @@ package struct TurnBudget {
     /// now and then), so that a flood of WebSocket commands, from however many connections,
     /// delays the line protocol's members by at most these few commands a turn.
     package static let webCommands = 8
+    /// Commands a second of all the web's members together, and how many may go at once after
+    /// a quiet spell: a reader turns a page or browses now and then, a class of 1,000 browsers
+    /// reconnecting after a restart sends about one command each; a flood, from however many
+    /// WebSockets, gets this rate and no more, and its members' input waits meanwhile (unread,
+    /// like any paused input). Without it a flood kept the loop busy with web commands in
+    /// every turn, and each line-protocol member's round trip waited for a turn of them
+    /// (`pagesync-bench webflood`, 16 WebSockets with 64 commands in flight each: a TCP
+    /// member's `PING` p99 1.4 to 1.7 times quiet; with 2,000 a second 1.15 to 1.25; with
+    /// 1,000, 0.98 to 1.05).
+    package static let webCommandsPerSecond = 1000
+    /// See ``webCommandsPerSecond``.
+    package static let webBurst = 256
     /// Output bytes staged per client and turn (a big TEXT reply counts once, then the client waits).
     package static let bytes = 256 << 10
     /// Loop CPU time (``ThreadCPUTime``, so a preempted turn is not charged) per client and

@@ -293,6 +293,70 @@ import PageSyncServer
         #expect(h.command(web2) && h.command(web3), "a new turn, the web's budget again")
     }
 
+    @Test func theWebsMembersShareARateAndWaitForItInTheOrderTheyPaused() {
+        var h = DeliveryHarness()
+        h.delivery.webRate = CommandRate(perSecond: 1000, burst: 3)
+        let ms: UInt64 = 1_000_000
+        let a = h.room("a")
+        let (web1, web2, web3) = (h.connect("web1", to: a), h.connect("web2", to: a), h.connect("web3", to: a))
+        for client in [web1, web2, web3] { client.sharesWebBudget = true }
+        let ann = h.connect("ann", to: a)
+        #expect(!h.delivery.webRateNeedsRefill, "a full rate and nobody waiting: no clock to read")
+        var handled = 0
+        while h.command(web1) { handled += 1 }
+        #expect(handled == 3, "the burst, then web1 waits")
+        for client in [web2, web3] {
+            let refused = !h.command(client)
+            #expect(refused && client.outbox.state == .paused)
+        }
+        #expect(h.delivery.counts.webRateWaits == 3)
+        for _ in 0..<TurnBudget.commands {
+            let annHandled = h.command(ann)
+            #expect(annHandled, "a line-protocol member has its own budget, whatever the web's rate")
+        }
+        #expect(h.delivery.webRateNeedsRefill)
+        h.delivery.refillWebRate(now: 10 * ms)
+        var turn = h.endTurn()
+        #expect(turn.resumed.isEmpty && !turn.again, "waiting for the rate does not spin the loop")
+        #expect(h.delivery.webRateWait(now: 10 * ms) == ms, "one command is earned in 1 ms")
+        #expect(h.delivery.webRateWait(now: 10 * ms + ms / 4) == 3 * ms / 4)
+        h.delivery.refillWebRate(now: 11 * ms)
+        turn = h.endTurn()
+        #expect(turn.resumed.map(\.name) == ["web1"], "one command earned: the first to pause goes on")
+        let web1Handled = h.command(web1)
+        #expect(web1Handled, "and spends it")
+        let web1Refused = !h.command(web1)
+        #expect(web1Refused, "then waits again, after the others")
+        h.delivery.refillWebRate(now: 13 * ms)
+        turn = h.endTurn()
+        #expect(turn.resumed.map(\.name) == ["web2", "web3"], "two earned: the next two in turn")
+        #expect(h.delivery.webRateWait(now: 13 * ms) == 0, "web1 still waits, and a command may go")
+        #expect(h.command(web2) && h.command(web3))
+        h.delivery.refillWebRate(now: 20 * ms)
+        turn = h.endTurn()
+        #expect(turn.resumed.map(\.name) == ["web1"])
+        #expect(h.delivery.webRateWait(now: 20 * ms) == nil, "nobody waits")
+    }
+
+    @Test func aWebMemberClosedWhileWaitingForTheRateTakesNoTurn() {
+        var h = DeliveryHarness()
+        h.delivery.webRate = CommandRate(perSecond: 1000, burst: 1)
+        let ms: UInt64 = 1_000_000
+        let a = h.room("a")
+        let (web1, web2) = (h.connect("web1", to: a), h.connect("web2", to: a))
+        for client in [web1, web2] { client.sharesWebBudget = true }
+        let handled = h.command(web1)
+        #expect(handled)
+        _ = h.command(web1)
+        _ = h.command(web2)
+        h.delivery.forget(web1)
+        h.delivery.refillWebRate(now: 0)
+        h.delivery.refillWebRate(now: ms)
+        let turn = h.endTurn()
+        #expect(turn.resumed.map(\.name) == ["web2"], "the earned command goes to the one still there")
+        #expect(h.delivery.webRateWait(now: ms) == nil)
+    }
+
     @Test func aClientWhoseOutputBacksUpPausesUntilItDrains() {
         var h = DeliveryHarness()
         h.delivery.outputHighWater = 64

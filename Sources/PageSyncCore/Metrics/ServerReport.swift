@@ -78,6 +78,8 @@ public struct ServerReport: Equatable, Sendable {
     public var bytesOut: UInt64 = 0
     /// `PAGE` events replaced by newer ones before they were sent (slow readers), since start.
     public var conflated: UInt64 = 0
+    /// Times a WebSocket member's commands waited for the web's command rate, since start.
+    public var webRateWaits: UInt64 = 0
     /// `PAGE` events the fan-out addressed to members (one per member and new state), since start.
     public var deliveries: UInt64 = 0
     /// Groups that could not be saved (their changes undone, `ERR 507` or `ERR 503`), since start.

@@ -66,6 +66,7 @@ public enum InfoFields {
             field("page_changes", m.pageChanges)
             field("deliveries", r.deliveries)
             field("conflated_events", r.conflated)
+            field("web_rate_waits", r.webRateWaits)
             field("bytes_in", r.bytesIn)
             field("bytes_out", r.bytesOut)
             field("auth_failures", m.authFailures)

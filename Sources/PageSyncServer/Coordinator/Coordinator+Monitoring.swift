@@ -48,6 +48,7 @@ extension Coordinator {
         }
         r.deliveries = delivery.counts.deliveries
         r.groupsFailed = delivery.counts.groupsFailed
+        r.webRateWaits = delivery.counts.webRateWaits
         r.groupsPending = delivery.pendingCount
         r.refusal = refusal
         r.engine = engine.statistics

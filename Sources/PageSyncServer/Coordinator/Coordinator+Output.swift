@@ -37,6 +37,8 @@ extension Coordinator {
     /// Writing never reads input again: a client whose input waits is resumed in phase 1 of
     /// the next turn, after other clients' I/O has been polled.
     func beforeSleep() {
+        let now = delivery.webRateNeedsRefill ? MonotonicClock.nanoseconds() : 0
+        if now != 0 { delivery.refillWebRate(now: now) }
         resumeInput()
         submitTurn()
         // The closure holds the coordinator unretained: the delivery's code, specialized for
@@ -55,6 +57,18 @@ extension Coordinator {
         }
         // Input or output left over: make the next turn come without waiting for I/O.
         if again { loop.execute {} }
+        if now != 0, let wait = delivery.webRateWait(now: now) { armWebRateTimer(afterNanoseconds: wait) }
+    }
+
+    /// Makes a loop turn come when the web's members may send a command again (the turn's
+    /// ``beforeSleep()`` resumes them), unless one is due sooner.
+    private func armWebRateTimer(afterNanoseconds wait: UInt64) {
+        guard !shuttingDown else { return }
+        let timer = hooks.webRateTimer ?? UV.Timer(loop: loop)
+        hooks.webRateTimer = timer
+        guard !timer.isActive else { return }
+        // libuv's timers count whole milliseconds: at least one, rounded up.
+        timer.start(afterMilliseconds: max(1, (wait + 999_999) / 1_000_000)) {}
     }
 
     /// Phase 2: hands the rooms changed in this turn to the engine as one group.

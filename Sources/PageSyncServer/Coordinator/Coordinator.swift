@@ -284,6 +284,8 @@ public actor Coordinator {
         hooks.statusTimer?.close()
         hooks.audienceTimer?.close()
         hooks.audienceTimer = nil
+        hooks.webRateTimer?.close()
+        hooks.webRateTimer = nil
         hooks.statusTimer = nil
         auth.logTimer?.close()
         auth.logTimer = nil

@@ -23,4 +23,6 @@ struct LoopHooks {
     /// The rooms with an `AUDIENCE` event due, and when the timer is armed for.
     var audienceDue: [RoomRuntime] = []
     var audienceTimerAt: UInt64?
+    /// Wakes the loop when web members waiting for the web's command rate may go on.
+    var webRateTimer: UV.Timer?
 }

@@ -200,6 +200,7 @@ package final class MetricsExposition {
         counter("page_changes_total", "Page turns made by this daemon's clients (navigations that moved a room)", m.pageChanges)
         counter("event_deliveries_total", "PAGE events addressed to room members (one per member and new state)", r.deliveries)
         counter("events_conflated_total", "PAGE events replaced by a newer one before a slow reader got them", r.conflated)
+        counter("web_rate_waits_total", "Times a WebSocket member's commands waited because the web's members had spent their rate", r.webRateWaits)
         counter("received_bytes_total", "Bytes received from clients (encrypted bytes for TLS)", r.bytesIn)
         counter("sent_bytes_total", "Bytes sent to clients, or queued for them (encrypted bytes for TLS)", r.bytesOut)
         counter("auth_failures_total", "AUTH with a wrong token, or refused", m.authFailures)

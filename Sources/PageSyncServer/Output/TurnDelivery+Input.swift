@@ -14,6 +14,11 @@ extension TurnDelivery {
             member.outbox.state = .paused
             return false
         }
+        if member.sharesWebBudget && webRate.isEmpty {
+            member.outbox.state = .paused
+            waitForWebRate(member)
+            return false
+        }
         if TurnBudget.spent(commands: member.commandsThisTurn, stagedBytes: member.outbox.stagedBytes, time: time)
             || (member.sharesWebBudget && webCommandsThisTurn >= TurnBudget.webCommands) {
             member.outbox.state = .paused
@@ -23,11 +28,54 @@ extension TurnDelivery {
         return true
     }
 
-    /// `member` is handling a command: it counts against its budget for this turn.
+    /// `member` is handling a command: it counts against its budget for this turn (and a web
+    /// member's against the web's rate).
     package mutating func commandStarted(_ member: Member) {
         member.commandsThisTurn += 1
         if member.commandsThisTurn == 1 { turnUsers.append(member) }
-        if member.sharesWebBudget { webCommandsThisTurn += 1 }
+        if member.sharesWebBudget {
+            webCommandsThisTurn += 1
+            webRate.take()
+        }
+    }
+
+    /// A web member waits for the web's rate (after those already waiting).
+    private mutating func waitForWebRate(_ member: Member) {
+        guard !member.resumeQueued else { return }
+        member.resumeQueued = true
+        webWaiting.append(member)
+        counts.webRateWaits &+= 1
+    }
+
+    /// Whether ``refillWebRate(now:)`` has anything to do (the caller reads the clock only then).
+    package var webRateNeedsRefill: Bool { !webRate.isFull || !webWaiting.isEmpty }
+
+    /// Before phase 1 of a loop turn: the web's rate earns what it did up to `now`, and as many
+    /// members waiting for it as commands may go resume in this turn, in the order they paused
+    /// (each one that spends the rest waits again, after the others).
+    package mutating func refillWebRate(now: UInt64) {
+        webRate.refill(now: now)
+        guard !webWaiting.isEmpty, !webRate.isEmpty else { return }
+        var moving = webRate.available
+        var taken = 0
+        for member in webWaiting {
+            guard moving > 0 else { break }
+            taken += 1
+            // One closed meanwhile is dropped here; its flag no longer matters.
+            guard member.outbox.state == .paused else {
+                member.resumeQueued = false
+                continue
+            }
+            resumeList.append(member)
+            moving -= 1
+        }
+        webWaiting.removeFirst(taken)
+    }
+
+    /// Nanoseconds from `now` until a web member waiting for the web's rate may go on; nil
+    /// if none waits. The caller makes the loop turn then (a timer), if nothing else does.
+    package func webRateWait(now: UInt64) -> UInt64? {
+        webWaiting.isEmpty ? nil : webRate.nanosecondsUntilNext(now: now)
     }
 
     mutating func queueResume(_ member: Member) {

@@ -176,6 +176,9 @@ package struct DeliveryCounts: Equatable, Sendable {
     package var deliveries: UInt64 = 0
     /// Groups undone because they could not be saved (``TurnDelivery/fail(after:errorLine:members:)``).
     package var groupsFailed: UInt64 = 0
+    /// Times a web member's input waited because the web's members had spent their rate
+    /// (``TurnBudget/webCommandsPerSecond``).
+    package var webRateWaits: UInt64 = 0
 
     /// Nothing counted.
     package init() {}

@@ -117,6 +117,11 @@ package struct TurnDelivery<Member: DeliveryMember> {
     /// Commands the web's members (``DeliveryMember/sharesWebBudget``) handled in this turn,
     /// all together (``TurnBudget/webCommands``).
     var webCommandsThisTurn = 0
+    /// The web's members' commands a second, all together (``TurnBudget/webCommandsPerSecond``).
+    package var webRate = CommandRate(perSecond: TurnBudget.webCommandsPerSecond, burst: TurnBudget.webBurst)
+    /// Web members whose input waits for ``webRate``, in the order they paused: they resume
+    /// as commands are earned (``refillWebRate(now:)``), not in the next turn.
+    var webWaiting: [Member] = []
     /// Rooms whose ``FanoutLog`` holds lines not every member was offered.
     var fanoutRooms: [Runtime] = []
     /// Clients whose output has all been written and that are to be closed (``takeClosed()``).

@@ -155,5 +155,40 @@ enum WebSocketProtocolScript {
         pages = [p.decode() for op, p in parse_frames(data) if op == 1 and p.startswith(b"PAGE ")]
         report("stalled", f"{head.split(chr(13))[0]} {0 < len(pages) < turns // 5} {bool(pages) and f' {final} ' in pages[-1] + ' '}")
         s.close()
+
+        # A flood of 1,500 PING messages sent at once over one WebSocket: the web's rate (1,000 a
+        # second, 256 at once) answers every one, in order, none dropped; a TCP member's PING sent
+        # after the whole flood is answered while the flood still waits for its rate.
+        import select, time
+        flood = 1500
+        s, head = raw_open()
+        s.sendall(b"".join(frame(1, b"PING") for _ in range(flood)))
+        t = socket.create_connection((host, tcp), timeout=5)
+        tf = t.makefile("rb")
+        tf.readline()
+        t.sendall(b"ping\n")
+        tcp_pong = tf.readline().decode().strip()
+        data = b""
+        while select.select([s], [], [], 0)[0]:
+            chunk = s.recv(65536)
+            if not chunk: break
+            data += chunk
+        before = sum(1 for op, p in parse_frames(data) if p == b"OK PONG")
+        end = time.time() + 20
+        while sum(1 for op, p in parse_frames(data) if op == 1 and p.startswith(b"OK ")) < flood and time.time() < end:
+            try: chunk = s.recv(65536)
+            except OSError: break
+            if not chunk: break
+            data += chunk
+        replies = [p for op, p in parse_frames(data) if op == 1 and not p.startswith(b"HELLO ") and not p.startswith(b"PAGE ") and not p.startswith(b"AUDIENCE ")]
+        report("flood", f"{head.split(chr(13))[0]} {tcp_pong} {before < flood} {len(replies)} {all(p == b'OK PONG' for p in replies)}")
+        t.sendall(b"info stats\n")
+        waits = "-"
+        while True:
+            line = tf.readline().decode().strip()
+            if line.startswith("web_rate_waits:"): waits = line.split(":", 1)[1]
+            if line == "." or not line and tf.closed: break
+        report("web_rate_waits", waits)
+        s.close(); t.close()
         """#
 }

@@ -77,6 +77,9 @@ struct WebSocketTests {
             #expect(result["rebound"] == "HTTP/1.1 421 Misdirected Request", "DNS rebinding: another name for this loopback listener")
             #expect(result["stalled"] == "HTTP/1.1 101 Switching Protocols True True",
                     "a WebSocket that read nothing during 5,000 turns got fewer than 1,000 PAGE lines, the last the room's latest")
+            #expect(result["flood"] == "HTTP/1.1 101 Switching Protocols OK PONG True 1500 True",
+                    "1,500 PINGs at once over a WebSocket: the TCP member's PING answered while they waited, then every one, in order")
+            #expect(Int(result["web_rate_waits"] ?? "") ?? 0 > 0, "INFO stats counts the flood's waits: \(result["web_rate_waits"] ?? "-")")
             #expect(result["render"] == #"200 3 '<pre>this is page 3\n</pre>'"#, "page 3 as HTML, for the follower page")
             #expect(result["render_past_end"] == "404 no page 9: this document has 3 pages")
             #expect(result["render_unknown_room"] == "404 no room named nope")
