@@ -69,6 +69,7 @@ extension PagerModel {
             return
         }
         let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
+        keepAlive.greeted(idleSeconds: line.int("idle"))
         viewReported = .follow  // a new session: the server counts it following, hand down
         handUp = false
         audience = nil
@@ -119,7 +120,7 @@ extension PagerModel {
             if line.kind == .error { stopDocumentSearch(because: line.text) }
         case .focus(let page):
             focusAnswered(line, page: page, &fx)
-        case .presence, .who:
+        case .presence, .who, .keepAlive:
             if line.kind == .error { notice(line.text) }
         case .name:
             if line.kind == .ok { clientName = line.words.dropFirst().first ?? clientName }
@@ -156,6 +157,7 @@ extension PagerModel {
                                  roomLine: room.line, roomMark: room.mark)
         }
         edge.reset()
+        keepAlive.disconnected()
         documentSearch = nil  // its pages were asked on the lost connection
         turns.reset()
         focusRequests.reset()

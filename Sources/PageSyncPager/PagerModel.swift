@@ -86,8 +86,9 @@ public struct PagerModel: TerminalModel {
     public var navigationInFlight: Command? { turns.inFlight?.command }
     /// Whether the help screen is shown.
     public internal(set) var showingHelp = false
-    /// The pager shows no clock.
-    public var tickMilliseconds: UInt64? { nil }
+    /// The pager shows no clock; its ticks time the `PING` that keeps it from being closed as
+    /// idle (``KeepAlive``).
+    public var tickMilliseconds: UInt64? { keepAlive.tickMilliseconds }
 
     /// The page on screen: the room's page when following, your own when detached.
     public var displayedPage: Int? {
@@ -126,6 +127,8 @@ public struct PagerModel: TerminalModel {
     /// The audience overlay (`a`), while it shows.
     package internal(set) var overlay: AudienceOverlay?
     var outstanding: [ReplyExpectation] = []
+    /// When to send a `PING` so that a daemon with `idle-timeout` keeps the connection.
+    var keepAlive = KeepAlive(tickMilliseconds: 500)
     var assembler = ReplyAssembler()
     var texts = PageTextCache()
     var viewport = Viewport()
@@ -179,6 +182,20 @@ public struct PagerModel: TerminalModel {
 
     /// Applies one event; returns what the shell must do, in order (at most one repaint, last).
     public mutating func handle(_ event: PagerEvent) -> [PagerEffect] {
+        if case .tick(let reading) = event { return keepingAlive(at: reading.monotonicMilliseconds) }
+        let fx = apply(event)
+        if fx.contains(where: { if case .send = $0 { true } else { false } }) { keepAlive.sent() }
+        return fx
+    }
+
+    /// A tick: a `PING` when the pager has sent nothing for half the server's idle timeout.
+    private mutating func keepingAlive(at milliseconds: UInt64) -> [PagerEffect] {
+        guard keepAlive.tick(milliseconds), connection == .connected, session.greeted else { return [] }
+        outstanding.append(.keepAlive)
+        return [.send(.ping(nil))]
+    }
+
+    private mutating func apply(_ event: PagerEvent) -> [PagerEffect] {
         var fx: [PagerEffect] = []
         var repaint = false
         var clear = false
@@ -206,7 +223,7 @@ public struct PagerModel: TerminalModel {
         case .resumed:
             clear = true
         case .tick:
-            return []  // the pager shows no clock (and asks for no ticks)
+            return []  // handled by handle(_:)
         }
         if fx.contains(where: { if case .quit = $0 { true } else { false } }) { return fx }
         ensureText(&fx)

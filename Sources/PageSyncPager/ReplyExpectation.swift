@@ -22,6 +22,8 @@ enum ReplyExpectation: Sendable {
     case presence
     /// `WHO <offset>` for the audience overlay.
     case who(offset: Int)
+    /// `PING` sent to keep the connection from being closed as idle (``KeepAlive``).
+    case keepAlive
 
     /// Whether this is the answer to a part of the greeting handshake that holds navigation (`JOIN`, `AUTH`).
     var holdsNavigation: Bool {

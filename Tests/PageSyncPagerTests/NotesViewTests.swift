@@ -190,6 +190,28 @@ struct NotesHarness {
         #expect(h.screen()[23].contains("0:01 since t"))
     }
 
+    @Test func withTheServersIdleTimeoutTheViewPingsInItsSilence() {
+        var h = NotesHarness()  // its first tick: 1,000
+        h.event(.connected)
+        h.server(hello() + " idle=6")
+        #expect(h.sent() == ["NOTES 1", "TEXT 2"])
+        h.server(notesReply(page: 1, ["say hello"]))
+        h.server(textReply(page: 2, ["# Two"]))
+        h.tick(2_000)
+        #expect(h.sent() == [], "1 s of silence (ticks every second: a PING after 3 s less one)")
+        h.tick(3_000)
+        #expect(h.sent() == ["PING"])
+        h.server("OK PONG")
+        #expect(h.model.message == nil)
+        h.server(pageEvent(page: 2, version: 1))
+        #expect(h.sent() == ["NOTES 2", "TEXT 3"], "a page turn's requests count as sent")
+        h.server(notesReply(page: 2, ["two"]))
+        h.tick(4_000)
+        #expect(h.sent() == [])
+        h.tick(5_000)
+        #expect(h.sent() == ["PING"])
+    }
+
     @Test func connectionLossReconnectsAndKeepsTheScreen() {
         var h = NotesHarness.greeted()
         h.event(.disconnected(reason: "the server closed the connection"))

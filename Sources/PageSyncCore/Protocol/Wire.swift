@@ -30,9 +30,11 @@ public enum Wire {
     /// The protocol identifier sent in `HELLO`.
     public static let protocolName = "pagesync/1"
 
-    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= line= mark= wrap= control= name= file= [title=]`
-    public static func hello(_ room: RoomSnapshot, control: Bool, name: String) -> [UInt8] {
-        line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))")
+    /// `HELLO pagesync/1 room= page= pages= version= by= doc= epoch= line= mark= wrap= control= name= file= [title=] [idle=]`;
+    /// `idle=` when the server closes connections silent for `idleSeconds` (more than 0).
+    public static func hello(_ room: RoomSnapshot, control: Bool, name: String, idleSeconds: Int = 0) -> [UInt8] {
+        line("HELLO \(protocolName) \(greetingFields(room, control: control, name: name))"
+             + (idleSeconds > 0 ? " idle=\(idleSeconds)" : ""))
     }
 
     /// `OK JOIN room= page= pages= version= by= doc= epoch= line= mark= wrap= control= name= file= [title=]` (the `HELLO` fields).

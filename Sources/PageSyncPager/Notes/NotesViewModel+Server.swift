@@ -47,6 +47,7 @@ extension NotesViewModel {
             return
         }
         let handshake = session.greeting(room: view.name, name: line.fields["name"], options: options)
+        keepAlive.greeted(idleSeconds: line.int("idle"))
         outstanding = []
         turns.reset()
         notesAsked = nil
@@ -79,7 +80,7 @@ extension NotesViewModel {
         case .headline(let key):
             headlinesAsked.remove(key)
             if line.kind == .error { remember("", for: key) }
-        case .name:
+        case .name, .keepAlive:
             if line.kind == .error { message = line.text }
         case .join:
             guard line.kind == .ok, let view = RoomUpdates.fullView(line, control: line.yesNo("control") ?? true) else {
@@ -177,6 +178,7 @@ extension NotesViewModel {
 
     mutating func handleDisconnect(_ reason: String, _ fx: inout [PagerEffect]) {
         turns.reset()
+        keepAlive.disconnected()
         outstanding = []
         notesAsked = nil
         headlinesAsked = []

@@ -58,6 +58,8 @@ public struct NotesViewModel: TerminalModel {
     var showingKeys = false
     var clock = SpeakerClock()
     var now: ClockReading?
+    /// When to send a `PING` so that a daemon with `idle-timeout` keeps the connection.
+    var keepAlive = KeepAlive(tickMilliseconds: 1000)
 
     /// A view in state "connecting"; the shell starts connecting right away.
     public init(options: PagerOptions) {
@@ -73,6 +75,19 @@ public struct NotesViewModel: TerminalModel {
 
     /// Applies one event; returns what the shell must do, in order (at most one repaint, last).
     public mutating func handle(_ event: PagerEvent) -> [PagerEffect] {
+        // A tick first sends the `PING` that keeps the connection (when due), then shows the time.
+        var fx: [PagerEffect] = []
+        if case .tick(let reading) = event, keepAlive.tick(reading.monotonicMilliseconds),
+           connection == .connected, session.greeted {
+            outstanding.append(.keepAlive)
+            fx.append(.send(.ping(nil)))
+        }
+        let applied = apply(event)
+        if applied.contains(where: { if case .send = $0 { true } else { false } }) { keepAlive.sent() }
+        return fx + applied
+    }
+
+    private mutating func apply(_ event: PagerEvent) -> [PagerEffect] {
         var fx: [PagerEffect] = []
         var clear = false
         switch event {
@@ -190,6 +205,8 @@ enum NotesExpectation: Equatable, Sendable {
     case name
     case join
     case auth
+    /// `PING` sent to keep the connection from being closed as idle (``KeepAlive``).
+    case keepAlive
 
     /// The answers that hold page turns and notes until the session is set up (`JOIN`, `AUTH`).
     var holdsNavigation: Bool { self == .join || self == .auth }

@@ -98,7 +98,7 @@ extension Coordinator {
         switch reply {
         case .hello(let room, let control, let name):
             guard let r = rooms[room] else { return [] }
-            return Wire.hello(snapshot(r), control: control, name: name)
+            return Wire.hello(snapshot(r), control: control, name: name, idleSeconds: config.idleTimeoutSeconds)
         case .joined(let room, let control, let name):
             guard let r = rooms[room] else { return [] }
             return Wire.joined(snapshot(r), control: control, name: name)

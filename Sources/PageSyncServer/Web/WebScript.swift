@@ -4,7 +4,8 @@
 /// with `DOMParser` so nothing in it runs, follows every `PAGE`,
 /// reconnects with backoff and resyncs from the new `HELLO`, lets the reader browse and come
 /// back (telling the room with `VIEW`, so a presenter's counts include browser readers), raises
-/// and lowers the reader's hand (`HAND`), and turns the room's page when the room allows it
+/// and lowers the reader's hand (`HAND`), sends `PING` after half the daemon's idle timeout
+/// (the greeting's `idle=`) in silence, and turns the room's page when the room allows it
 /// (after `AUTH` with a token typed into the page, sent over the socket only). A page that could
 /// not be loaded (a listener at its connection limit answers `503`) is asked again after a while.
 package enum WebScript {
@@ -18,6 +19,8 @@ package enum WebScript {
           let replies = [], body = null, bodyHeader = null;
           const rendered = new Map();
           let loading = null, retry = 0, reported = "follow", handUp = false;
+          // The daemon's idle timeout (the greeting's idle=), and when the page last sent a line.
+          let idleMs = 0, lastSent = 0;
 
           function fields(line) {
             const out = {};
@@ -31,6 +34,7 @@ package enum WebScript {
             if (!socket || socket.readyState !== WebSocket.OPEN) return false;
             replies.push(onReply || (() => {}));
             socket.send(line);
+            lastSent = Date.now();
             return true;
           }
           function status(text) { $("status").textContent = text; }
@@ -135,6 +139,8 @@ package enum WebScript {
               handUp = false;
               showHand();
               control = fields(line).control === "yes";
+              idleMs = Number(fields(line).idle || 0) * 1000;
+              lastSent = Date.now();
               needsToken = !control;
               status(control ? "Connected: you may turn pages" : "Connected: following");
               adopt(line);
@@ -228,6 +234,8 @@ package enum WebScript {
             else return;
             event.preventDefault();
           });
+          // A reader who only follows sends nothing: with an idle timeout, a PING after half of it.
+          setInterval(() => { if (idleMs > 0 && Date.now() - lastSent >= Math.max(250, idleMs / 2 - 500)) send("PING"); }, 500);
           connect();
         })();
 

@@ -116,6 +116,13 @@ enum BrowserScript {
             synced = wait(lambda: page() == target, 5)
             report("resync", f"{synced} {round((time.time() - restarted) * 1000)}")
             report("status", driver.find_element(By.ID, "status").text)
+
+            # The restarted daemon closes connections silent for 2 s (its greeting says idle=2):
+            # the page, which only follows, keeps its connection with a PING after 1 s of silence.
+            time.sleep(5)
+            info = nc(["info clients"])
+            closed = [line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("closed_idle:")]
+            report("idle_kept", f"{closed[0] if closed else '-'} {driver.find_element(By.ID, 'status').text}")
         finally:
             driver.quit()
         """#

@@ -75,7 +75,7 @@ struct BrowserTests {
                     daemon.kill9()
                     _ = try await daemon.waitForExit(timeout: .seconds(10))
                     daemon = try await workspace.startDaemon(
-                        documents: documents, arguments: ["--listen", "127.0.0.1:\(tcp)", "--web-listen", "127.0.0.1:\(web)"])
+                        documents: documents, arguments: ["--listen", "127.0.0.1:\(tcp)", "--web-listen", "127.0.0.1:\(web)", "--idle-timeout", "2"])
                     try workspace.write("restart.done", "")
                 }
                 try await Task.sleep(for: .milliseconds(20))
@@ -110,6 +110,8 @@ struct BrowserTests {
             #expect(restarted, "the daemon was restarted")
             #expect(result["resync"]?.hasPrefix("True ") == true, "resynced within 5 s of the restart: \(result["resync"] ?? "-")")
             #expect(result["status"]?.hasPrefix("Connected") == true)
+            #expect(result["idle_kept"]?.hasPrefix("0 Connected") == true,
+                    "with --idle-timeout 2 the page kept its connection through 5 s of reading: \(result["idle_kept"] ?? "-")")
         }
     }
 }

@@ -20,6 +20,14 @@ private func guide(page: Int = 1, version: UInt64 = 0, by: String? = nil) -> Roo
             == "HELLO pagesync/1 room=slides page=3 pages=12 version=9 by=ann doc=9a0e11c4 epoch=0000000000000000 line=1 mark=- wrap=yes control=no name=bob\n")
     }
 
+    @Test func helloSaysTheIdleTimeoutOnlyWhenThereIsOne() {
+        #expect(str(Wire.hello(guide(), control: true, name: "guest-1", idleSeconds: 300)).hasSuffix(" name=guest-1 idle=300\n"))
+        #expect(!str(Wire.hello(guide(), control: true, name: "guest-1", idleSeconds: 0)).contains("idle="))
+        var titled = guide()
+        titled.title = "My%20talk"
+        #expect(str(Wire.hello(titled, control: true, name: "ann", idleSeconds: 5)).hasSuffix(" title=My%20talk idle=5\n"))
+    }
+
     @Test func greetingsNameTheFile() {
         var slides = RoomSnapshot(name: "slides", state: state(page: 1, count: 12, version: 0, doc: "9a0e11c4"), wraps: true,
                                   file: DocumentSource.file("/srv/talks/my slides.md").wireFileName)
