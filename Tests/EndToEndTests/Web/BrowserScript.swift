@@ -11,13 +11,14 @@ enum BrowserScript {
         from selenium.webdriver.common.by import By
 
         web, tcp, pages, workdir, screenshot = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+        locked_web, locked_tcp = int(sys.argv[6]), int(sys.argv[7])
 
         def report(key, value):
             print(f"{key}: {value}", flush=True)
 
-        def nc(lines):
+        def nc(lines, port=tcp):
             data = "".join(line + "\n" for line in lines).encode()
-            return subprocess.run(["nc", "-q1", "127.0.0.1", str(tcp)], input=data, capture_output=True, timeout=20).stdout.decode()
+            return subprocess.run(["nc", "-q1", "127.0.0.1", str(port)], input=data, capture_output=True, timeout=20).stdout.decode()
 
         def wait(predicate, timeout):
             end = time.time() + timeout
@@ -82,6 +83,13 @@ enum BrowserScript {
             lowered = wait(lambda: driver.execute_script("return document.body.dataset.hand") == "down", 5)
             report("hand_lowered", f"{lowered} {driver.find_element(By.ID, 'hand').text}")
 
+            # In an open room the reader may turn the room's page: the Turn button moves it.
+            before = int(page())
+            target = before + 1 if before < pages else before - 1
+            driver.find_element(By.ID, "next" if target > before else "prev").click()
+            report("open_turn", f"{wait(lambda: f'page={target} ' in nc(['status']), 5)} {wait(lambda: page() == str(target), 5)}")
+            final = str(target)
+
             # The room's line and mark on a long text page: line 30 at the top, lines 31-32 marked.
             driver.get(f"http://127.0.0.1:{web}/walk")
             wait(lambda: page() == "1", 10)
@@ -123,6 +131,26 @@ enum BrowserScript {
             info = nc(["info clients"])
             closed = [line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("closed_idle:")]
             report("idle_kept", f"{closed[0] if closed else '-'} {driver.find_element(By.ID, 'status').text}")
+
+            # A room that needs a token (another daemon, --token): no Turn buttons and n turns
+            # nothing; a wrong token is refused; the right one, typed into the page, goes with AUTH
+            # over the socket (never into the URL; no cookie) and brings the Turn buttons.
+            driver.get(f"http://127.0.0.1:{locked_web}/talk")
+            wait(lambda: page() == "1", 10)
+            def shown(element): return driver.execute_script(f"return !document.getElementById('{element}').hidden")
+            locked = wait(lambda: shown("auth"), 5) and not shown("turning")
+            driver.find_element(By.TAG_NAME, "body").send_keys("n")
+            time.sleep(0.5)
+            unmoved = "page=1 " in nc(["status"], locked_tcp)
+            driver.find_element(By.ID, "token").send_keys("wrong\n")
+            refused = wait(lambda: "403" in driver.find_element(By.ID, "status").text, 5) and not shown("turning")
+            driver.find_element(By.ID, "token").send_keys("s3cret\n")
+            granted = wait(lambda: shown("turning"), 5)
+            driver.find_element(By.ID, "next").click()
+            moved = wait(lambda: "page=2 " in nc(["status"], locked_tcp), 5) and wait(lambda: page() == "2", 5)
+            report("token_room", f"{locked} {unmoved} {refused} {granted} {moved}")
+            report("token_kept_out", "s3cret" not in driver.current_url + driver.execute_script("return document.cookie + location.href"))
+            report("cookies", len(driver.get_cookies()))
         finally:
             driver.quit()
         """#

@@ -55,6 +55,10 @@ struct BrowserTests {
             var daemon = try await workspace.startDaemon(documents: documents, arguments: ["--web-listen", "127.0.0.1:0"])
             let web = try await webPort(daemon)
             let tcp = daemon.port
+            try workspace.write("talk.txt", Documents.formFeed(pages: 5))
+            let locked = try await workspace.startDaemon(documents: ["talk.txt"], arguments: [
+                "--web-listen", "127.0.0.1:0", "--token", "s3cret", "--state-dir", workspace.url("state-locked").path])
+            let lockedWeb = try await webPort(locked)
             try workspace.write("browser.py", BrowserScript.source)
             let screenshot = try Self.artefacts().appendingPathComponent("follower-page.png")
             try? FileManager.default.removeItem(at: screenshot)
@@ -63,6 +67,7 @@ struct BrowserTests {
             guard fd >= 0 else { throw HarnessError("open \(output.path) failed") }
             let browser = try ChildProcess(executable: python, arguments: [
                 workspace.url("browser.py").path, String(web), String(tcp), "25", workspace.root.path, screenshot.path,
+                String(lockedWeb), String(locked.port),
             ], outputFD: fd)
             close(fd)
             // The script asks for the restart once the page follows the room: kill -9, then a new
@@ -99,6 +104,7 @@ struct BrowserTests {
             #expect(result["hand_up"] == "True", "the hand button raised the reader's hand")
             #expect(result["hand_button"] == "Lower hand")
             #expect(result["hand_lowered"] == "True Raise hand", "HAND DOWN ALL from another member reached the page")
+            #expect(result["open_turn"] == "True True", "in an open room the page's Turn button moved the room")
             #expect(result["focus"]?.hasPrefix("True ") == true, "line 30 at the top, 31-32 marked: \(result["focus"] ?? "-")")
             #expect(result["focus_position"]?.hasSuffix(" · line 30 · lines 31-32 marked") == true, "\(result["focus_position"] ?? "-")")
             #expect(result["hostile_heading"] == "Hostile", "markdown is rendered: its heading is a heading")
@@ -110,6 +116,10 @@ struct BrowserTests {
             #expect(restarted, "the daemon was restarted")
             #expect(result["resync"]?.hasPrefix("True ") == true, "resynced within 5 s of the restart: \(result["resync"] ?? "-")")
             #expect(result["status"]?.hasPrefix("Connected") == true)
+            #expect(result["token_room"] == "True True True True True",
+                    "a token room: no Turn, n turns nothing, a wrong token refused, the right one brings Turn, which moves the room")
+            #expect(result["token_kept_out"] == "True", "the token is in no URL and no cookie")
+            #expect(result["cookies"] == "0", "no cookies")
             #expect(result["idle_kept"]?.hasPrefix("0 Connected") == true,
                     "with --idle-timeout 2 the page kept its connection through 5 s of reading: \(result["idle_kept"] ?? "-")")
         }
