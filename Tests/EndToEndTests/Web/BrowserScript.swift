@@ -111,6 +111,27 @@ enum BrowserScript {
             report("hostile_ran", driver.execute_script("return String(window.pwned)"))
             report("hostile_text", "<script>window.pwned = 1</script>" in text() and "<b>raw</b>" in text() and "onerror=" in text())
 
+            # On a phone (390 px wide, touch): nothing wider than the screen, type of 16 px or more;
+            # for a screen reader the page's text is a live region and the document's headings are
+            # headings; a dark system scheme gets a dark page.
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True})
+            driver.get(f"http://127.0.0.1:{web}/hostile")
+            wait(lambda: page() == "1", 10)
+            report("phone", driver.execute_script("""
+                const d = document.documentElement, size = parseFloat(getComputedStyle(document.getElementById('text')).fontSize);
+                return `${d.scrollWidth <= d.clientWidth} ${size >= 16}`;"""))
+            report("reader", driver.execute_script("""
+                const t = document.getElementById('text');
+                return `${t.getAttribute('aria-live')} ${document.getElementById('position').getAttribute('aria-live')} ${t.querySelectorAll('h1').length}`;"""))
+            def background(): return driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+            light = background()
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+            dark = background()
+            def luminance(colour): return sum(int(v) for v in colour[colour.index("(") + 1:colour.index(")")].split(",")[:3])
+            report("scheme", f"{luminance(light) > 600} {luminance(dark) < 150}")
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+            driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
             # The daemon is killed and restarted: the page reconnects and resyncs.
             driver.get(f"http://127.0.0.1:{web}/deck")
             report("reloaded", wait(lambda: page() == final, 10))
