@@ -88,6 +88,10 @@ struct BenchGoals {
         if flood.met != nil, let rate = medianOf("pagesyncd", "flood_messages_per_s", 16) {
             flood.figure += "; the flood answered \(ReportCommand.show(rate)) commands/s"
         }
+        let before = runRatioRow("42", "", "pre-fsync", "pre-fsync", "flood_ping_block_p99_us", 16, atMost: 1.1, over: "flood_ping_block_p99_quiet_us")
+        if flood.met != nil, before.met != nil, let ratio = before.figure.split(separator: " ").first {
+            flood.figure += "; the baseline (pre-fsync): \(ratio)"
+        }
         rows.append(flood)
         rows += monitoringRows()
         // Issue 11, when the run had three daemons sharing rooms through Redis.
