@@ -113,7 +113,8 @@ enum WebSocketProtocolScript {
         frames = read_frames(s)
         report("unknown_room", " | ".join(p.decode() for op, p in frames if op == 1) + f" -> close {close_code(frames)}")
         # Handshakes refused over HTTP.
-        for name, extra in {"foreign_origin": "Origin: http://evil.example\r\n", "same_origin": f"Origin: http://{host}:{web}\r\n"}.items():
+        for name, extra in {"foreign_origin": "Origin: http://evil.example\r\n", "same_origin": f"Origin: http://{host}:{web}\r\n",
+                            "listed_origin": "Origin: http://app.example:8000\r\n"}.items():
             s, head = raw_open(extra=extra)
             report(name, head.split("\r\n")[0]); s.close()
         s = socket.create_connection((host, web), timeout=5)

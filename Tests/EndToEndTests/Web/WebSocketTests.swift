@@ -48,7 +48,12 @@ struct WebSocketTests {
                           underCI: "python3-websocket is not installed (scripts/test installs it)")
             return
         }
-        try await withDaemon(["deck.txt": Documents.formFeed(pages: 3)], arguments: ["--web-listen", "127.0.0.1:0", "--max-line", "100"]) { daemon, workspace in
+        try await withWorkspace { workspace in
+            try workspace.write("deck.txt", Documents.formFeed(pages: 3))
+            // Another site's page allowed by the config file (web-origins).
+            try workspace.write("origins.yaml", "web-origins: [\"http://app.example:8000\"]\n")
+            let daemon = try await workspace.startDaemon(documents: ["deck.txt"], arguments: [
+                "--config", workspace.url("origins.yaml").path, "--web-listen", "127.0.0.1:0", "--max-line", "100"])
             let port = try await webPort(daemon)
             try workspace.write("check.py", WebSocketProtocolScript.source)
             let run = try await runProcess(python, [workspace.url("check.py").path, String(port), String(daemon.port)], timeout: .seconds(60))
@@ -72,6 +77,7 @@ struct WebSocketTests {
             #expect(result["unknown_room"] == "ERR 404 no room \"nope\" -> close 1000")
             #expect(result["foreign_origin"] == "HTTP/1.1 403 Forbidden")
             #expect(result["same_origin"] == "HTTP/1.1 101 Switching Protocols")
+            #expect(result["listed_origin"] == "HTTP/1.1 101 Switching Protocols", "an origin listed in web-origins")
             #expect(result["old_version"] == "HTTP/1.1 426 Upgrade Required")
             #expect(result["no_key"] == "HTTP/1.1 400 Bad Request")
             #expect(result["rebound"] == "HTTP/1.1 421 Misdirected Request", "DNS rebinding: another name for this loopback listener")
