@@ -34,6 +34,11 @@ package struct KeepAlive: Equatable, Sendable {
     /// The client sent a command (at the latest tick, as far as this type knows).
     package mutating func sent() { lastSent = now }
 
+    /// ``sent()`` if `effects` send a command.
+    package mutating func sent(in effects: [PagerEffect]) {
+        if effects.contains(where: { if case .send = $0 { true } else { false } }) { sent() }
+    }
+
     /// A tick at `milliseconds`: whether a `PING` is due now (if so, it counts as sent).
     package mutating func tick(_ milliseconds: UInt64) -> Bool {
         now = max(now, milliseconds)

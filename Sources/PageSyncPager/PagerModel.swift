@@ -184,7 +184,7 @@ public struct PagerModel: TerminalModel {
     public mutating func handle(_ event: PagerEvent) -> [PagerEffect] {
         if case .tick(let reading) = event { return keepingAlive(at: reading.monotonicMilliseconds) }
         let fx = apply(event)
-        if fx.contains(where: { if case .send = $0 { true } else { false } }) { keepAlive.sent() }
+        keepAlive.sent(in: fx)
         return fx
     }
 

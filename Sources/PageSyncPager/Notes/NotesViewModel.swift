@@ -83,7 +83,7 @@ public struct NotesViewModel: TerminalModel {
             fx.append(.send(.ping(nil)))
         }
         let applied = apply(event)
-        if applied.contains(where: { if case .send = $0 { true } else { false } }) { keepAlive.sent() }
+        keepAlive.sent(in: applied)
         return fx + applied
     }
 

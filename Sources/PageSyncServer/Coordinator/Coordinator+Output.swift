@@ -37,8 +37,8 @@ extension Coordinator {
     /// Writing never reads input again: a client whose input waits is resumed in phase 1 of
     /// the next turn, after other clients' I/O has been polled.
     func beforeSleep() {
-        let now = delivery.webRateNeedsRefill ? MonotonicClock.nanoseconds() : 0
-        if now != 0 { delivery.refillWebRate(now: now) }
+        let now = delivery.webRateNeedsRefill ? MonotonicClock.nanoseconds() : nil
+        if let now { delivery.refillWebRate(now: now) }
         resumeInput()
         submitTurn()
         // The closure holds the coordinator unretained: the delivery's code, specialized for
@@ -57,7 +57,7 @@ extension Coordinator {
         }
         // Input or output left over: make the next turn come without waiting for I/O.
         if again { loop.execute {} }
-        if now != 0, let wait = delivery.webRateWait(now: now) { armWebRateTimer(afterNanoseconds: wait) }
+        if let now, let wait = delivery.webRateWait(now: now) { armWebRateTimer(afterNanoseconds: wait) }
     }
 
     /// The shortest wait of ``armWebRateTimer(afterNanoseconds:)``.
