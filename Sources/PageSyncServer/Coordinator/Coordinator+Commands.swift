@@ -117,14 +117,13 @@ extension Coordinator {
             if whoAcrossDaemons(runtime, for: session, offset: offset) { return }
             // A bounded page, raised hands first (the longest up first), then in join order: the
             // reply to one WHO never grows with the room, and a hand is on its first page.
-            let ids = runtime.members.values.sorted { ($0.handRaised ?? .max, $0.id) < ($1.handRaised ?? .max, $1.id) }.map(\.id)
-            let page = WhoPage(total: ids.count, offset: offset, pageSize: config.whoPageSize)
-            let lines = ids[page.range].compactMap { id -> String? in
-                guard let m = runtime.members[id] else { return nil }
-                return Wire.whoLine(member: Wire.whoMember(name: m.name, control: m.control, view: m.view, hand: m.handRaised != nil),
-                                    isYou: m === session)
+            let members = runtime.membersInWhoOrder
+            let page = WhoPage(total: members.count, offset: offset, pageSize: config.whoPageSize)
+            let lines = members[page.range].map { m in
+                Wire.whoLine(member: Wire.whoMember(name: m.name, control: m.control, view: m.view, hand: m.handRaised != nil),
+                             isYou: m === session)
             }
-            stage(session, .bytes(Wire.who(page, total: ids.count, lines: lines)))
+            stage(session, .bytes(Wire.who(page, total: members.count, lines: lines)))
         case .auth(let token):
             guard AuthTransportPolicy.allowsAuth(encrypted: session.connection.isEncrypted,
                                                  loopback: session.connection.peerIsLoopback,

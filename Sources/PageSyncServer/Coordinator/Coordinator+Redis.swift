@@ -181,7 +181,7 @@ extension Coordinator {
     /// the engine cannot be asked (WHO is then answered from local members).
     func whoAcrossDaemons(_ runtime: RoomRuntime, for session: Session, offset: Int) -> Bool {
         guard let authority, authority.isAvailable else { return false }
-        let local = runtime.members.values.sorted { ($0.handRaised ?? .max, $0.id) < ($1.handRaised ?? .max, $1.id) }.map { m in
+        let local = runtime.membersInWhoOrder.map { m in
             (line: PresenceRules.memberLine(name: m.name, control: m.control, view: m.view, hand: m.handRaised != nil), isYou: m === session)
         }
         let pending = PendingReply()

@@ -13,14 +13,9 @@ extension Coordinator {
         if !webListenFDs.isEmpty {
             // Socket activation (pagesyncd-web.socket): systemd's sockets, web-listen not bound.
             for fd in webListenFDs {
-                let server: HTTPServer
-                do {
-                    let listener = try TCPListener(loop: loop, adopting: fd)
-                    let loopback = listener.localAddress.map { WebHostCheck.isLoopback($0.host) } ?? false
-                    server = HTTPServer(loop: loop, listener: listener) { head in self.answerWeb(head, loopback: loopback) }
-                    try server.start()
-                } catch {
-                    throw StartError("cannot serve the web on the \(ServerConfig.webSocketName) socket systemd passed: \(error)")
+                let server = try startWebServer(limits: HTTPLimits(), wrap: nil,
+                                                failure: "cannot serve the web on the \(ServerConfig.webSocketName) socket systemd passed") {
+                    try TCPListener(loop: loop, adopting: fd)
                 }
                 if webServer == nil { webServer = server } else { webMoreServers.append(server) }
                 let bound = Monitoring.address(server.localAddress) ?? ServerConfig.webSocketName
@@ -44,14 +39,23 @@ extension Coordinator {
 
     private func startWebServer(on address: ListenAddress, limits: HTTPLimits,
                                 wrap: ((TCPConnection) -> (any StreamConnection)?)?) throws(StartError) -> HTTPServer {
+        try startWebServer(limits: limits, wrap: wrap, failure: "cannot listen for the web on \(address)") {
+            try TCPListener(loop: loop, host: address.host, port: Int(address.port))
+        }
+    }
+
+    /// A web listener on the socket `listen` opens (bound here, or passed by systemd), answering
+    /// with ``answerWeb(_:loopback:)``; `failure` and the error make the start error's line.
+    private func startWebServer(limits: HTTPLimits, wrap: ((TCPConnection) -> (any StreamConnection)?)?, failure: String,
+                                listen: () throws -> TCPListener) throws(StartError) -> HTTPServer {
         do {
-            let listener = try TCPListener(loop: loop, host: address.host, port: Int(address.port))
+            let listener = try listen()
             let loopback = listener.localAddress.map { WebHostCheck.isLoopback($0.host) } ?? false
             let server = HTTPServer(loop: loop, listener: listener, limits: limits, wrap: wrap) { head in self.answerWeb(head, loopback: loopback) }
             try server.start()
             return server
         } catch {
-            throw StartError("cannot listen for the web on \(address): \(error)")
+            throw StartError("\(failure): \(error)")
         }
     }
 

@@ -102,6 +102,12 @@ final class RoomRuntime: DeliveryRoom {
         memberDetailsChanged()
     }
 
+    /// The members as `WHO` lists them: raised hands first (the longest up first), then in join
+    /// order, so that a hand is on the first page however large the room.
+    var membersInWhoOrder: [Session] {
+        members.values.sorted { ($0.handRaised ?? .max, $0.id) < ($1.handRaised ?? .max, $1.id) }
+    }
+
     /// The member whose hand has been up longest, if any hand is.
     var firstHand: String? {
         guard audience.hands > 0 else { return nil }  // (a hand up on another daemon has no time here)
